@@ -1,0 +1,148 @@
+// Command draext-series is the small helper behind the patch-series scripts:
+// it checks a series directory, derives versions, maps changed files to Go
+// packages and restores exec bits in a tree assembled from module zips.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/draext/draext/internal/series"
+)
+
+const usage = `usage: draext-series <command> [args]
+
+commands:
+  lint DIR             check a series directory (series file, checksums, names, subjects, trailers)
+  write-sums DIR       record the checksums of series and its patches in DIR/SHA256SUMS
+  version DIR          print the version the patched binaries report (GIT_TAG + RELEASE)
+  staging-version TAG  print the k8s.io/* staging module version for a release tag
+  packages TREE        read changed paths (one per line) on stdin, print the Go packages covering them
+  fix-exec-bits DIR    make files that start with "#!" executable
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "draext-series: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("missing command\n%s", usage)
+	}
+	cmd, args := args[0], args[1:]
+	need := func(n int) error {
+		if len(args) != n {
+			return fmt.Errorf("%s takes %d argument(s), got %d\n%s", cmd, n, len(args), usage)
+		}
+		return nil
+	}
+	switch cmd {
+	case "lint":
+		if err := need(1); err != nil {
+			return err
+		}
+		s, err := series.Load(args[0])
+		if err != nil {
+			return fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error()))
+		}
+		fmt.Fprintf(stdout, "series %s: %d patch(es) on %s, version %s, metadata complete\n", args[0], len(s.Patches), s.GitTag, s.Version())
+		return nil
+	case "write-sums":
+		if err := need(1); err != nil {
+			return err
+		}
+		names, err := series.ReadSeries(args[0])
+		if err != nil {
+			return err
+		}
+		return series.WriteSums(args[0], names)
+	case "version":
+		if err := need(1); err != nil {
+			return err
+		}
+		v, err := version(args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, v)
+		return nil
+	case "staging-version":
+		if err := need(1); err != nil {
+			return err
+		}
+		v, err := series.ValidateGitTag(args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, v)
+		return nil
+	case "packages":
+		if err := need(1); err != nil {
+			return err
+		}
+		var files []string
+		sc := bufio.NewScanner(stdin)
+		for sc.Scan() {
+			if f := strings.TrimSpace(sc.Text()); f != "" {
+				files = append(files, f)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		for _, p := range series.Packages(series.OSFS(args[0]), files) {
+			fmt.Fprintln(stdout, p)
+		}
+		return nil
+	case "fix-exec-bits":
+		if err := need(1); err != nil {
+			return err
+		}
+		n, err := series.RestoreExecBits(args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "made %d script(s) executable\n", n)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// version reads only GIT_TAG and RELEASE, so that it works while patches are
+// being edited.
+func version(dir string) (string, error) {
+	read := func(name string) (string, error) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		return strings.TrimSpace(string(b)), err
+	}
+	tag, err := read("GIT_TAG")
+	if err != nil {
+		return "", err
+	}
+	if _, err := series.ValidateGitTag(tag); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "GIT_TAG"), err)
+	}
+	rel, err := read("RELEASE")
+	if err != nil {
+		return "", err
+	}
+	if n, err := strconv.Atoi(rel); err != nil || n < 1 {
+		return "", fmt.Errorf("%s: %q must be a positive integer", filepath.Join(dir, "RELEASE"), rel)
+	}
+	return tag + "-draext." + rel, nil
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}

@@ -1,0 +1,3 @@
+module github.com/draext/draext
+
+go 1.24.0

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Proves the committed series is complete and deterministic:
+#  1. metadata: series and files agree, names, subjects, trailers (draext-series lint);
+#  2. replay: git am -3 every patch onto a fresh checkout of the pristine base tag;
+#  3. re-export with the same normalisation and compare byte for byte.
+# The user's _output/kubernetes work tree is not touched (a separate worktree is used).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$DRAEXT_ROOT/scripts/patches-export.sh"
+
+log "checking patch metadata and checksums"
+lint_ok=true
+series_tool lint "$PATCH_DIR" || lint_ok=false
+
+"$DRAEXT_ROOT/scripts/fetch-upstream.sh"
+TAG=$(git_tag)
+start=$(now_s)
+
+wt=$(mktemp -d "$OUTPUT_DIR/verify.XXXXXX")
+cleanup() {
+	git -C "$KUBE_TREE" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
+	git -C "$KUBE_TREE" worktree prune >/dev/null 2>&1 || true
+	rm -rf "$wt.export"
+}
+trap cleanup EXIT
+rmdir "$wt"
+git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "refs/tags/$TAG^{commit}"
+
+mapfile -t patches < <(series_files)
+log "replaying ${#patches[@]} patch(es) on a fresh checkout of $TAG"
+for p in "${patches[@]}"; do
+	[[ -f $p ]] || die "patch listed in series is missing: ${p#"$DRAEXT_ROOT"/}"
+	if ! out=$(git_isolated -C "$wt" am --quiet -3 --keep-cr "$p" 2>&1); then
+		die "patch $(basename "$p") does not apply on a pristine $TAG:" "$(am_error "$out")"
+	fi
+done
+
+log "re-exporting and comparing byte for byte"
+export_series "$wt" "refs/tags/$TAG..HEAD" "$wt.export"
+bad=()
+if ! cmp -s "$PATCH_DIR/series" "$wt.export/series"; then
+	bad+=("series (the order or names of the patches differ from what export writes)")
+fi
+i=0
+for p in "${patches[@]}"; do
+	i=$((i + 1))
+	name=$(basename "$p")
+	if [[ ! -f $wt.export/$name ]]; then
+		bad+=("$name (its commit re-exports as $(sed -n "${i}p" "$wt.export/series"): file name, subject or number changed)")
+	elif ! cmp -s "$p" "$wt.export/$name"; then
+		bad+=("$name differs from its re-export; first differing lines (< committed, > re-export):")
+		bad+=("$( (diff "$p" "$wt.export/$name" || true) | head -8 | sed 's/^/    /')")
+	fi
+done
+if [[ ${#bad[@]} -gt 0 ]]; then
+	die "the committed series is not what replay + export produces:" "${bad[@]}" \
+		"Regenerate it: make patches-apply && make patches-export (after fixing the patch by hand if it was edited)."
+fi
+$lint_ok || die "patches replay and re-export identically, but the metadata check above failed"
+log "patches-verify: ${#patches[@]} patch(es) replay onto $TAG and re-export to identical bytes ($(($(now_s) - start))s)"
