@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The project's test command (make test, and so .ci/run):
+#  1. unit tests of this repository's own Go code;
+#  2. patches-verify (metadata, checksums, replay on a pristine base, re-export, byte diff);
+#  3. gofmt and go vet of what the series touches;
+#  4. feature list verification when the series touches feature gates;
+#  5. the in-tree unit tests of every Go package the series changes, derived
+#     from the series itself (draext-series packages), printed last.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+need_base_tools
+need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROOT)/bin on PATH"
+start=$(now_s)
+step() { log "[$1/5] $2"; }
+
+step 1 "unit tests of draext's own Go code"
+(cd "$DRAEXT_ROOT" && GOWORK=off go test -count=1 ./...)
+
+step 2 "patches-verify"
+"$DRAEXT_ROOT/scripts/patches-verify.sh"
+
+"$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
+TAG=$(git_tag)
+mapfile -t changed < <(git -C "$KUBE_TREE" diff --name-only --diff-filter=d "refs/tags/$TAG" "refs/heads/$PATCH_BRANCH")
+mapfile -t gofiles < <(printf '%s\n' "${changed[@]}" | grep '\.go$' || true)
+mapfile -t pkgs < <(printf '%s\n' "${changed[@]}" | series_tool packages "$KUBE_TREE")
+info "the series changes ${#changed[@]} file(s) in ${#pkgs[@]} Go package(s): ${pkgs[*]:-none}"
+
+step 3 "gofmt and go vet of what the series touches"
+if [[ ${#gofiles[@]} -gt 0 ]]; then
+	unformatted=$(cd "$KUBE_TREE" && gofmt -l "${gofiles[@]}")
+	[[ -z $unformatted ]] || die "these files of the series are not gofmt-formatted:" "$unformatted" \
+		"run gofmt -w on them in $KUBE_TREE, commit on $PATCH_BRANCH and make patches-export"
+fi
+if [[ ${#pkgs[@]} -gt 0 ]]; then
+	(cd "$KUBE_TREE" && go vet "${pkgs[@]}")
+fi
+
+step 4 "feature list verification"
+if printf '%s\n' "${changed[@]}" | grep -qE '(^|/)kube_features\.go$|^test/compatibility_lifecycle/'; then
+	(cd "$KUBE_TREE" && go run test/compatibility_lifecycle/main.go feature-gates verify >/dev/null) ||
+		die "test/compatibility_lifecycle/reference/versioned_feature_list.yaml does not match the feature gates" \
+			"run hack/update-featuregates.sh in $KUBE_TREE, commit on $PATCH_BRANCH and make patches-export"
+	info "versioned feature list matches the feature gates"
+else
+	info "the series touches no feature gate"
+fi
+
+step 5 "in-tree unit tests of the packages the series changes"
+if [[ ${#pkgs[@]} -eq 0 ]]; then
+	info "no Go package changed"
+else
+	log "draext: all checks before the in-tree tests passed ($(($(now_s) - start))s so far)"
+	(cd "$KUBE_TREE" && go test -count=1 "${pkgs[@]}")
+fi
