@@ -9,7 +9,7 @@ export WHAT
 export KUBE_SRC
 export KUBE_GIT_REMOTE
 
-.PHONY: help fetch patches-apply patches-export patches-verify build test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify build check-gates test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,9 @@ patches-verify: ## Replay the series on a pristine base, re-export and compare b
 
 build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
 	@scripts/build.sh
+
+check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
+	@scripts/check-gates.sh
 
 test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
 	@scripts/test.sh

@@ -70,3 +70,10 @@ for w in "${what[@]}"; do
 	info "$w built in $(($(now_s) - start))s"
 done
 log "binaries in ${BIN_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - total_start))s): ${what[*]}"
+
+# The gate must reach every server component we built.
+servers=()
+for w in "${what[@]}"; do
+	case $w in kube-apiserver | kube-controller-manager | kube-scheduler | kubelet) servers+=("$BIN_DIR/$w") ;; esac
+done
+[[ ${#servers[@]} -eq 0 ]] || "$DRAEXT_ROOT/scripts/check-gates.sh" "${servers[@]}"
