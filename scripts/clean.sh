@@ -4,6 +4,7 @@
 # uncommitted changes, draext commits not exported, or draext-saved-* branches.
 # FORCE=1 removes it anyway.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$DRAEXT_ROOT/scripts/patches-export.sh"
 
 what=${1:-upstream}
 if [[ -d $KUBE_TREE/.git && ${FORCE:-0} != 1 ]]; then
@@ -11,9 +12,17 @@ if [[ -d $KUBE_TREE/.git && ${FORCE:-0} != 1 ]]; then
 	dirty=$(tree_dirty)
 	[[ -z $dirty ]] || problems+=("uncommitted changes: $(head -3 <<<"$dirty" | tr '\n' ' ')")
 	if git -C "$KUBE_TREE" rev-parse -q --verify "refs/heads/$PATCH_BRANCH" >/dev/null; then
-		recorded=$(cat "$KUBE_TREE/.git/draext-series-commit" 2>/dev/null || true)
-		[[ $(git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH") == "$recorded" ]] ||
-			problems+=("branch $PATCH_BRANCH has commits that were not exported (make patches-export)")
+		# Unexported work: draext does not export to exactly the committed series.
+		tmp=$(mktemp -d)
+		export_series "$KUBE_TREE" "refs/tags/$(git_tag)..refs/heads/$PATCH_BRANCH" "$tmp"
+		same=true
+		cmp -s "$tmp/series" "$PATCH_DIR/series" || same=false
+		for f in "$tmp"/*.patch; do
+			[[ -e $f ]] || continue
+			cmp -s "$f" "$PATCH_DIR/$(basename "$f")" || same=false
+		done
+		rm -rf "$tmp"
+		$same || problems+=("branch $PATCH_BRANCH differs from patches/$RELEASE_BRANCH (make patches-export to keep it)")
 	fi
 	saved=$(git -C "$KUBE_TREE" for-each-ref --format='%(refname:short)' "refs/heads/$PATCH_BRANCH-saved-*")
 	[[ -z $saved ]] || problems+=("kept-aside branches: $(tr '\n' ' ' <<<"$saved")")

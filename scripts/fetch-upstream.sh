@@ -12,7 +12,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 need_base_tools
-TAG=$(git_tag) || die "patches/$RELEASE_BRANCH/GIT_TAG is not valid (see above)" "fix it to name a release such as v1.33.13"
+TAG=$(git_tag) || die "${PATCH_DIR#"$DRAEXT_ROOT"/}/GIT_TAG is not valid (see above)" "fix it to name a release such as v1.33.13"
 STAGING_VERSION=$(series_tool staging-version "$TAG")
 
 if [[ -e $KUBE_TREE ]]; then

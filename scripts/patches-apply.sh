@@ -66,5 +66,4 @@ if git -C "$KUBE_TREE" rev-parse -q --verify "refs/heads/$PATCH_BRANCH" >/dev/nu
 fi
 git -C "$KUBE_TREE" branch --quiet -m "$work" "$PATCH_BRANCH"
 echo "$want" >"$stamp"
-git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH" >"$KUBE_TREE/.git/draext-series-commit"
 log "branch $PATCH_BRANCH of ${KUBE_TREE#"$DRAEXT_ROOT"/} has the series ($(($(now_s) - start))s)"

@@ -39,7 +39,6 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	cp "$tmp/series" "$PATCH_DIR/series"
 	series_tool write-sums "$PATCH_DIR"
 	series_hash >"$KUBE_TREE/.git/draext-series-hash"
-	git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH" >"$KUBE_TREE/.git/draext-series-commit"
 	log "exported $(grep -c . "$PATCH_DIR/series" || true) patch(es) from $PATCH_BRANCH to patches/$RELEASE_BRANCH"
 	series_tool lint "$PATCH_DIR" || die "the exported series is missing metadata (see above)" \
 		"amend the commit messages on $PATCH_BRANCH (git rebase -i $TAG) and export again"
