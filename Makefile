@@ -15,28 +15,28 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 fetch: ## Get pristine upstream source into _output/kubernetes (module proxy; KUBE_SRC= or KUBE_GIT_REMOTE= for git)
-	@scripts/fetch-upstream.sh
+	@bash scripts/fetch-upstream.sh
 
 patches-apply: ## Apply the series with git am -3 onto branch draext of _output/kubernetes
-	@scripts/patches-apply.sh
+	@bash scripts/patches-apply.sh
 
 patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normalised
-	@scripts/patches-export.sh
+	@bash scripts/patches-export.sh
 
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
-	@scripts/patches-verify.sh
+	@bash scripts/patches-verify.sh
 
 build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
-	@scripts/build.sh
+	@bash scripts/build.sh
 
 check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
-	@scripts/check-gates.sh
+	@bash scripts/check-gates.sh
 
 test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
-	@scripts/test.sh
+	@bash scripts/test.sh
 
 clean-upstream: ## Remove _output/kubernetes after checking it holds no unexported work
-	@scripts/clean.sh upstream
+	@bash scripts/clean.sh upstream
 
 clean: ## Remove _output (binaries, trees, tools) after the same check
-	@scripts/clean.sh all
+	@bash scripts/clean.sh all
