@@ -6,13 +6,14 @@ SHELL := /usr/bin/env bash
 
 export RELEASE_BRANCH ?= v1.33
 export WHAT
+export SPEC
 export KUBE_SRC
 export KUBE_GIT_REMOTE
 
-.PHONY: help fetch patches-apply patches-export patches-verify build check-gates test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify generate generate-check-base etcd build check-gates test clean-upstream clean
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 fetch: ## Get pristine upstream source into _output/kubernetes (module proxy; KUBE_SRC= or KUBE_GIT_REMOTE= for git)
 	@bash scripts/fetch-upstream.sh
@@ -25,6 +26,15 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/patches-verify.sh
+
+generate: ## Regenerate upstream's generated code in _output/kubernetes with its own generators (SPEC=0: no openapi-spec)
+	@bash scripts/generate.sh
+
+generate-check-base: ## Prove the generator setup: regenerating the pristine base must give zero diff
+	@bash scripts/generate-check-base.sh
+
+etcd: ## Build etcd 3.5.24 from the Go module proxy into _output/tools/etcd
+	@bash scripts/install-etcd.sh
 
 build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
 	@bash scripts/build.sh
