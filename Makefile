@@ -10,7 +10,7 @@ export SPEC
 export KUBE_SRC
 export KUBE_GIT_REMOTE
 
-.PHONY: help fetch patches-apply patches-export patches-verify generate generate-check-base etcd build check-gates test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify generate generate-check-base generate-verify etcd build check-gates test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -32,6 +32,9 @@ generate: ## Regenerate upstream's generated code in _output/kubernetes with its
 
 generate-check-base: ## Prove the generator setup: regenerating the pristine base must give zero diff
 	@bash scripts/generate-check-base.sh
+
+generate-verify: ## Prove the generated patches are current: regenerating draext must give zero diff
+	@bash scripts/generate-verify.sh
 
 etcd: ## Build etcd 3.5.24 from the Go module proxy into _output/tools/etcd
 	@bash scripts/install-etcd.sh

@@ -4,14 +4,17 @@
 #  2. patches-verify (metadata, checksums, replay on a pristine base, re-export, byte diff);
 #  3. gofmt and go vet of what the series touches;
 #  4. feature list verification when the series touches feature gates;
-#  5. the in-tree unit tests of every Go package the series changes, derived
-#     from the series itself (draext-series packages), printed last.
+#  5. wire compatibility: upstream k8s.io/api (v0.34) decodes the patched tree's
+#     API fixtures (compat/upstream);
+#  6. the in-tree tests of every Go package the series changes, derived from the
+#     series itself (draext-series packages), printed last. Integration packages
+#     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 need_base_tools
 need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROOT)/bin on PATH"
 start=$(now_s)
-step() { log "[$1/5] $2"; }
+step() { log "[$1/6] $2"; }
 
 step 1 "unit tests of draext's own Go code"
 (cd "$DRAEXT_ROOT" && GOWORK=off go test -count=1 ./...)
@@ -46,7 +49,14 @@ else
 	info "the series touches no feature gate"
 fi
 
-step 5 "in-tree unit tests of the packages the series changes"
+step 5 "wire compatibility with upstream client types"
+(cd "$DRAEXT_ROOT/compat/upstream" && KUBE_TREE=$KUBE_TREE GOWORK=off go test -count=1 ./...)
+
+step 6 "in-tree tests of the packages the series changes"
+if printf '%s\n' "${pkgs[@]}" | grep -q '^\./test/integration/'; then
+	"$DRAEXT_ROOT/scripts/install-etcd.sh"
+	export PATH="$TOOLS_DIR/etcd:$PATH"
+fi
 if [[ ${#pkgs[@]} -eq 0 ]]; then
 	info "no Go package changed"
 else
