@@ -10,7 +10,7 @@ export SPEC
 export KUBE_SRC
 export KUBE_GIT_REMOTE
 
-.PHONY: help fetch patches-apply patches-export patches-verify generate generate-check-base generate-verify etcd build check-gates test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -26,6 +26,9 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/patches-verify.sh
+
+patches-bisect: ## Apply the series patch by patch and type-check what it changed after each (api+gen together)
+	@bash scripts/patches-bisect.sh
 
 generate: ## Regenerate upstream's generated code in _output/kubernetes with its own generators (SPEC=0: no openapi-spec)
 	@bash scripts/generate.sh
