@@ -1,12 +1,13 @@
 // Package upstream checks wire compatibility of the draext API additions with
-// stock upstream client types: objects serialized by the patched v1.33 types
-// must decode with k8s.io/api of a release that has KEP-5004 natively, with
-// the same JSON names and protobuf field numbers.
+// stock upstream client types: objects serialized by the patched v1.33 tree
+// must decode with k8s.io/api of a release that has KEP-5004 natively (see
+// go.mod), with the same JSON names and protobuf field numbers.
 //
-// The objects are the API compatibility fixtures of the patched tree
-// (staging/src/k8s.io/api/testdata/HEAD), which its own round-trip tests
-// produce with every field filled. Each kind has a .json and a .pb encoding
-// of the same object.
+// Two sources are decoded, each in JSON and protobuf: the API compatibility
+// fixtures of the patched tree (staging/src/k8s.io/api/testdata/HEAD, every
+// field filled by its round-trip tests), and objects as a patched
+// kube-apiserver served them, saved by the series' integration test in
+// $DRAEXT_WIRE_DIR.
 package upstream
 
 import (
@@ -37,60 +38,80 @@ func fixtureDir(t *testing.T) string {
 	return dir
 }
 
-func TestUpstreamClientsDecodeDraextObjects(t *testing.T) {
+// kind is one API kind whose KEP-5004 field is checked.
+type kind struct {
+	file   string // <file>.json and <file>.pb
+	newObj func() runtime.Object
+	path   []string // of the KEP-5004 field in the JSON object
+}
+
+var (
+	deviceClassV1beta1 = kind{file: "resource.k8s.io.v1beta1.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta1.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}}
+	deviceClassV1beta2 = kind{file: "resource.k8s.io.v1beta2.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta2.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}}
+	pod                = kind{file: "core.v1.Pod", newObj: func() runtime.Object { return &corev1.Pod{} }, path: []string{"status", "extendedResourceClaimStatus"}}
+	podStatusResult    = kind{file: "core.v1.PodStatusResult", newObj: func() runtime.Object { return &corev1.PodStatusResult{} }, path: []string{"status", "extendedResourceClaimStatus"}}
+)
+
+// TestUpstreamClientsDecodeDraextFixtures decodes the API compatibility
+// fixtures of the patched tree.
+func TestUpstreamClientsDecodeDraextFixtures(t *testing.T) {
+	dir := fixtureDir(t)
+	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, pod, podStatusResult} {
+		t.Run(k.file, func(t *testing.T) { checkDecodes(t, dir, k) })
+	}
+}
+
+// TestUpstreamClientsDecodeObjectsServedByDraext decodes objects as a patched
+// kube-apiserver served them: the integration test of the series saves them
+// in $DRAEXT_WIRE_DIR (make test sets it).
+func TestUpstreamClientsDecodeObjectsServedByDraext(t *testing.T) {
+	dir := os.Getenv("DRAEXT_WIRE_DIR")
+	if dir == "" {
+		t.Skip("DRAEXT_WIRE_DIR is not set: run the series' integration test with it first (make test does)")
+	}
+	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, pod} {
+		t.Run(k.file, func(t *testing.T) { checkDecodes(t, dir, k) })
+	}
+}
+
+// checkDecodes decodes <dir>/<file>.json and .pb with upstream types and
+// requires the KEP-5004 field to come out as it is in the JSON file.
+func checkDecodes(t *testing.T, dir string, k kind) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, resourcev1beta1.AddToScheme, resourcev1beta2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pb := protobuf.NewSerializer(scheme, scheme)
-	dir := fixtureDir(t)
-
-	testCases := []struct {
-		fixture string
-		newObj  func() runtime.Object
-		// path of the KEP-5004 field in the JSON object
-		path []string
-	}{
-		{fixture: "resource.k8s.io.v1beta1.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta1.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}},
-		{fixture: "resource.k8s.io.v1beta2.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta2.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}},
-		{fixture: "core.v1.Pod", newObj: func() runtime.Object { return &corev1.Pod{} }, path: []string{"status", "extendedResourceClaimStatus"}},
-		{fixture: "core.v1.PodStatusResult", newObj: func() runtime.Object { return &corev1.PodStatusResult{} }, path: []string{"status", "extendedResourceClaimStatus"}},
+	jsonData, err := os.ReadFile(filepath.Join(dir, k.file+".json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range testCases {
-		t.Run(tc.fixture, func(t *testing.T) {
-			jsonData, err := os.ReadFile(filepath.Join(dir, tc.fixture+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := lookup(t, jsonData, tc.path)
-			if want == nil {
-				t.Fatalf("the fixture has no %v: is the tree patched and regenerated?", tc.path)
-			}
+	want := lookup(t, jsonData, k.path)
+	if want == nil {
+		t.Fatalf("%s.json has no %v: is the tree patched and regenerated?", k.file, k.path)
+	}
 
-			// JSON: decode with upstream types, encode again, same field.
-			obj := tc.newObj()
-			if err := json.Unmarshal(jsonData, obj); err != nil {
-				t.Fatalf("upstream types cannot decode the JSON fixture: %v", err)
-			}
-			if got := lookup(t, mustMarshal(t, obj), tc.path); !reflect.DeepEqual(got, want) {
-				t.Errorf("JSON: upstream types decode %v as\n%v\nwant\n%v", tc.path, got, want)
-			}
+	// JSON: decode with upstream types, encode again, same field.
+	obj := k.newObj()
+	if err := json.Unmarshal(jsonData, obj); err != nil {
+		t.Fatalf("upstream types cannot decode %s.json: %v", k.file, err)
+	}
+	if got := lookup(t, mustMarshal(t, obj), k.path); !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON: upstream types decode %v as\n%v\nwant\n%v", k.path, got, want)
+	}
 
-			// Protobuf: the same object, decoded by field number with upstream types.
-			pbData, err := os.ReadFile(filepath.Join(dir, tc.fixture+".pb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			decoded, _, err := pb.Decode(pbData, nil, tc.newObj())
-			if err != nil {
-				t.Fatalf("upstream types cannot decode the protobuf fixture: %v", err)
-			}
-			if got := lookup(t, mustMarshal(t, decoded), tc.path); !reflect.DeepEqual(got, want) {
-				t.Errorf("protobuf: upstream types decode %v as\n%v\nwant\n%v", tc.path, got, want)
-			}
-		})
+	// Protobuf: the same object, decoded by field number with upstream types.
+	pbData, err := os.ReadFile(filepath.Join(dir, k.file+".pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, _, err := protobuf.NewSerializer(scheme, scheme).Decode(pbData, nil, k.newObj())
+	if err != nil {
+		t.Fatalf("upstream types cannot decode %s.pb: %v", k.file, err)
+	}
+	if got := lookup(t, mustMarshal(t, decoded), k.path); !reflect.DeepEqual(got, want) {
+		t.Errorf("protobuf: upstream types decode %v as\n%v\nwant\n%v", k.path, got, want)
 	}
 }
 
