@@ -34,10 +34,10 @@ generate: ## Regenerate upstream's generated code in _output/kubernetes with its
 	@bash scripts/generate.sh
 
 generate-check-base: ## Prove the generator setup: regenerating the pristine base must give zero diff
-	@bash scripts/generate-check-base.sh
+	@bash scripts/generate-verify.sh base
 
 generate-verify: ## Prove the generated patches are current: regenerating draext must give zero diff
-	@bash scripts/generate-verify.sh
+	@bash scripts/generate-verify.sh draext
 
 etcd: ## Build etcd 3.5.24 from the Go module proxy into _output/tools/etcd
 	@bash scripts/install-etcd.sh

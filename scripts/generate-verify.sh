@@ -1,21 +1,36 @@
 #!/usr/bin/env bash
-# Proves the generated patches are exactly what the generators produce: runs
-# scripts/generate.sh on a fresh checkout of branch draext and requires zero diff.
+# generate-verify.sh draext|base
+#
+#   draext  proves the generated patches are exactly what the generators produce:
+#           regenerating a fresh checkout of branch draext must give zero diff.
+#   base    proves the generator setup itself: regenerating a fresh checkout of
+#           the pristine base tag must reproduce upstream's generated files.
+#
+# The checkout is a worktree under _output; it is kept for inspection on failure.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-"$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
-wt=$OUTPUT_DIR/gen-verify
-if [[ -e $wt ]]; then
-	git -C "$KUBE_TREE" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
-fi
+case ${1:-draext} in
+draext)
+	"$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
+	ref=refs/heads/$PATCH_BRANCH label="branch $PATCH_BRANCH" wt=$OUTPUT_DIR/gen-verify
+	fix="run make generate, commit on $PATCH_BRANCH (gen: patch) and make patches-export"
+	;;
+base)
+	"$DRAEXT_ROOT/scripts/fetch-upstream.sh"
+	ref="refs/tags/$(git_tag)^{commit}" label="pristine $(git_tag)" wt=$OUTPUT_DIR/gen-base
+	fix="the generator setup in scripts/generate.sh does not reproduce upstream; fix it before trusting gen: patches"
+	;;
+*) die "generate-verify.sh: unknown argument '$1'" "use draext or base" ;;
+esac
+
+git -C "$KUBE_TREE" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
 git -C "$KUBE_TREE" worktree prune
-git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "refs/heads/$PATCH_BRANCH"
-log "regenerating a fresh checkout of $PATCH_BRANCH in ${wt#"$DRAEXT_ROOT"/}"
+git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "$ref"
+log "regenerating a fresh checkout of $label in ${wt#"$DRAEXT_ROOT"/}"
 TREE=$wt "$DRAEXT_ROOT/scripts/generate.sh"
 changes=$(git -C "$wt" status --porcelain)
 if [[ -n $changes ]]; then
-	die "the generated code in the series is stale: regenerating $PATCH_BRANCH changes $(wc -l <<<"$changes") paths:" \
-		"$(head -20 <<<"$changes")" "run make generate, commit on $PATCH_BRANCH (gen: patch) and make patches-export; worktree kept: $wt"
+	die "regenerating $label changes $(wc -l <<<"$changes") path(s):" "$(head -20 <<<"$changes")" "$fix; worktree kept: $wt"
 fi
 git -C "$KUBE_TREE" worktree remove --force "$wt"
-log "generate-verify: regenerating $PATCH_BRANCH gives zero diff"
+log "generate-verify: regenerating $label gives zero diff"
