@@ -16,7 +16,10 @@ need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROO
 start=$(now_s)
 step() { log "[$1/6] $2"; }
 
-step 1 "unit tests of draext's own Go code"
+step 1 "gofmt, go vet and unit tests of draext's own Go code"
+unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat)
+[[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
+(cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...)
 # go-nvml's cgo bindings call deprecated NVML functions; keep gcc quiet about it.
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go test -count=1 ./...)
 

@@ -103,7 +103,9 @@ func TestDiscoverErrors(t *testing.T) {
 			wantErr: "NVML SystemGetDriverVersion: ",
 		},
 		"device count fails": {
-			break_:  func(s *server.Server) { s.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_UNKNOWN } },
+			break_: func(s *server.Server) {
+				s.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
+			},
 			wantErr: "NVML DeviceGetCount: ",
 		},
 		"device handle fails": {
