@@ -23,14 +23,12 @@ base)
 *) die "generate-verify.sh: unknown argument '$1'" "use draext or base" ;;
 esac
 
-git -C "$KUBE_TREE" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
-git -C "$KUBE_TREE" worktree prune
-git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "$ref"
+fresh_worktree "$wt" "$ref"
 log "regenerating a fresh checkout of $label in ${wt#"$DRAEXT_ROOT"/}"
 TREE=$wt "$DRAEXT_ROOT/scripts/generate.sh"
 changes=$(git -C "$wt" status --porcelain)
 if [[ -n $changes ]]; then
 	die "regenerating $label changes $(wc -l <<<"$changes") path(s):" "$(head -20 <<<"$changes")" "$fix; worktree kept: $wt"
 fi
-git -C "$KUBE_TREE" worktree remove --force "$wt"
+remove_worktree "$wt"
 log "generate-verify: regenerating $label gives zero diff"

@@ -107,3 +107,27 @@ tree_dirty() {
 am_error() {
 	grep -E '^(error|fatal|warning): |^Patch failed|^CONFLICT|does not apply|patch failed' <<<"$1" | grep -v '^hint:' | head -6 || true
 }
+
+# remove_worktree DIR: drop a worktree of the upstream tree (and its directory).
+remove_worktree() {
+	git -C "$KUBE_TREE" worktree remove --force "$1" >/dev/null 2>&1 || rm -rf "$1"
+	git -C "$KUBE_TREE" worktree prune >/dev/null 2>&1 || true
+}
+
+# fresh_worktree DIR REF: a new detached worktree of the upstream tree at REF,
+# replacing whatever was at DIR. The user's own work tree is never touched.
+fresh_worktree() {
+	remove_worktree "$1"
+	git -C "$KUBE_TREE" worktree add --quiet --detach "$1" "$2"
+}
+
+# apply_patch TREE PATCH: git am -3 one patch of the series, without the
+# user's git config; on failure it aborts the am and prints why.
+apply_patch() {
+	local out
+	if ! out=$(git_isolated -C "$1" am --quiet -3 --keep-cr "$2" 2>&1); then
+		git -C "$1" am --abort >/dev/null 2>&1 || true
+		am_error "$out"
+		return 1
+	fi
+}

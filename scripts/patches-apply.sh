@@ -42,13 +42,12 @@ work=$PATCH_BRANCH-applying
 git -C "$KUBE_TREE" checkout --quiet --force -B "$work" "refs/tags/$TAG^{commit}"
 for p in "${patches[@]}"; do
 	[[ -f $p ]] || die "patch listed in series is missing: ${p#"$DRAEXT_ROOT"/}"
-	if ! out=$(git_isolated -C "$KUBE_TREE" am --quiet -3 --keep-cr "$p" 2>&1); then
-		git -C "$KUBE_TREE" am --abort >/dev/null 2>&1 || true
+	if ! why=$(apply_patch "$KUBE_TREE" "$p"); then
 		git -C "$KUBE_TREE" checkout --quiet --force "$PATCH_BRANCH" 2>/dev/null ||
 			git -C "$KUBE_TREE" checkout --quiet --force "refs/tags/$TAG^{commit}"
 		git -C "$KUBE_TREE" branch --quiet -D "$work"
 		die "patch $(basename "$p") does not apply to $TAG; the tree was left as it was." \
-			"$(am_error "$out")" \
+			"$why" \
 			"Rebase it: apply the patches before it (they are fine), fix the conflict, commit, make patches-export."
 	fi
 	info "applied $(basename "$p")"

@@ -12,10 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 "$DRAEXT_ROOT/scripts/fetch-upstream.sh"
 TAG=$(git_tag)
 wt=$OUTPUT_DIR/bisect
-git -C "$KUBE_TREE" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
-git -C "$KUBE_TREE" worktree prune
-git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "refs/tags/$TAG^{commit}"
-trap 'git -C "$KUBE_TREE" worktree remove --force "$wt" >/dev/null 2>&1 || true' EXIT
+fresh_worktree "$wt" "refs/tags/$TAG^{commit}"
+trap 'remove_worktree "$wt"' EXIT
 
 mapfile -t patches < <(series_files)
 area() { sed -n 's/^[0-9]\{4\}-\([a-z]*\)-.*/\1/p' <<<"$(basename "$1")"; }
@@ -23,7 +21,7 @@ start=$(now_s)
 for i in "${!patches[@]}"; do
 	p=${patches[$i]}
 	name=$(basename "$p")
-	out=$(git_isolated -C "$wt" am --quiet -3 --keep-cr "$p" 2>&1) || die "patch $name does not apply:" "$(am_error "$out")"
+	why=$(apply_patch "$wt" "$p") || die "patch $name does not apply:" "$why"
 	next=${patches[$((i + 1))]:-}
 	if [[ $(area "$p") == api && -n $next && $(area "$next") == gen ]]; then
 		info "$name: checked together with $(basename "$next")"

@@ -15,23 +15,16 @@ series_tool lint "$PATCH_DIR" || lint_ok=false
 TAG=$(git_tag)
 start=$(now_s)
 
-wt=$(mktemp -d "$OUTPUT_DIR/verify.XXXXXX")
-cleanup() {
-	git -C "$KUBE_TREE" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
-	git -C "$KUBE_TREE" worktree prune >/dev/null 2>&1 || true
-	rm -rf "$wt.export"
-}
-trap cleanup EXIT
-rmdir "$wt"
-git -C "$KUBE_TREE" worktree add --quiet --detach "$wt" "refs/tags/$TAG^{commit}"
+wt=$OUTPUT_DIR/verify
+trap 'remove_worktree "$wt"; rm -rf "$wt.export"' EXIT
+rm -rf "$wt.export"
+fresh_worktree "$wt" "refs/tags/$TAG^{commit}"
 
 mapfile -t patches < <(series_files)
 log "replaying ${#patches[@]} patch(es) on a fresh checkout of $TAG"
 for p in "${patches[@]}"; do
 	[[ -f $p ]] || die "patch listed in series is missing: ${p#"$DRAEXT_ROOT"/}"
-	if ! out=$(git_isolated -C "$wt" am --quiet -3 --keep-cr "$p" 2>&1); then
-		die "patch $(basename "$p") does not apply on a pristine $TAG:" "$(am_error "$out")"
-	fi
+	why=$(apply_patch "$wt" "$p") || die "patch $(basename "$p") does not apply on a pristine $TAG:" "$why"
 done
 
 log "re-exporting and comparing byte for byte"

@@ -91,46 +91,56 @@ func TestDiscoverErrors(t *testing.T) {
 	testCases := map[string]struct {
 		break_  func(s *server.Server)
 		wantErr string
+		// wantShutdowns is how often NVML must be shut down: once after a
+		// successful Init, never after a failed one.
+		wantShutdowns int
 	}{
 		"init fails": {
-			break_:  func(s *server.Server) { s.InitFunc = func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED } },
-			wantErr: "NVML Init: ",
+			break_:        func(s *server.Server) { s.InitFunc = func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED } },
+			wantErr:       "NVML Init: ",
+			wantShutdowns: 0,
 		},
 		"driver version fails": {
 			break_: func(s *server.Server) {
 				s.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return "", nvml.ERROR_UNKNOWN }
 			},
-			wantErr: "NVML SystemGetDriverVersion: ",
+			wantErr:       "NVML SystemGetDriverVersion: ",
+			wantShutdowns: 1,
 		},
 		"device count fails": {
 			break_: func(s *server.Server) {
 				s.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
 			},
-			wantErr: "NVML DeviceGetCount: ",
+			wantErr:       "NVML DeviceGetCount: ",
+			wantShutdowns: 1,
 		},
 		"device handle fails": {
 			break_: func(s *server.Server) {
 				s.DeviceGetHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) { return nil, nvml.ERROR_GPU_IS_LOST }
 			},
-			wantErr: "NVML DeviceGetHandleByIndex(0): ",
+			wantErr:       "NVML DeviceGetHandleByIndex(0): ",
+			wantShutdowns: 1,
 		},
 		"one device has no UUID": {
 			break_: func(s *server.Server) {
 				d := s.Devices[3].(*server.Device)
 				d.GetUUIDFunc = func() (string, nvml.Return) { return "", nvml.ERROR_GPU_IS_LOST }
 			},
-			wantErr: "NVML device 3: GetUUID: ",
+			wantErr:       "NVML device 3: GetUUID: ",
+			wantShutdowns: 1,
 		},
 		"memory info fails": {
 			break_: func(s *server.Server) {
 				d := s.Devices[7].(*server.Device)
 				d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_NOT_SUPPORTED }
 			},
-			wantErr: "NVML device 7: GetMemoryInfo: ",
+			wantErr:       "NVML device 7: GetMemoryInfo: ",
+			wantShutdowns: 1,
 		},
 		"shutdown fails after success": {
-			break_:  func(s *server.Server) { s.ShutdownFunc = func() nvml.Return { return nvml.ERROR_UNINITIALIZED } },
-			wantErr: "NVML Shutdown: ",
+			break_:        func(s *server.Server) { s.ShutdownFunc = func() nvml.Return { return nvml.ERROR_UNINITIALIZED } },
+			wantErr:       "NVML Shutdown: ",
+			wantShutdowns: 1,
 		},
 	}
 	for name, tc := range testCases {
@@ -138,12 +148,11 @@ func TestDiscoverErrors(t *testing.T) {
 			t.Parallel()
 			_, ctx := ktesting.NewTestContext(t)
 			srv := mockServer(t, "dgxa100")
+			tc.break_(srv)
 			shutdowns := 0
 			shutdown := srv.ShutdownFunc
-			tc.break_(srv)
-			if tc.wantErr != "NVML Shutdown: " && tc.wantErr != "NVML Init: " {
-				srv.ShutdownFunc = func() nvml.Return { shutdowns++; return shutdown() }
-			}
+			srv.ShutdownFunc = func() nvml.Return { shutdowns++; return shutdown() }
+
 			devices, err := Discover(ctx, srv)
 			var nvmlErr *NVMLError
 			if err == nil || !errors.As(err, &nvmlErr) || !strings.HasPrefix(err.Error(), tc.wantErr) {
@@ -152,8 +161,8 @@ func TestDiscoverErrors(t *testing.T) {
 			if devices != nil {
 				t.Errorf("got %d devices with an error, want none", len(devices))
 			}
-			if tc.wantErr != "NVML Shutdown: " && tc.wantErr != "NVML Init: " && shutdowns != 1 {
-				t.Errorf("NVML was shut down %d times, want 1", shutdowns)
+			if shutdowns != tc.wantShutdowns {
+				t.Errorf("NVML was shut down %d times, want %d", shutdowns, tc.wantShutdowns)
 			}
 		})
 	}

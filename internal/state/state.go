@@ -35,9 +35,10 @@ type checkpoint struct {
 	Claims  map[string]PreparedClaim `json:"claims"`
 }
 
-// State prepares and unprepares claims. It is safe for concurrent use:
-// operations on one claim are serialized, and a claim prepared twice with
-// the same devices gives the same result.
+// State prepares and unprepares claims. It is safe for concurrent use: all
+// operations are serialized by one lock (each is a file write or two, about a
+// millisecond), and a claim prepared twice with the same devices gives the
+// same result.
 type State struct {
 	devices    map[string]gpu.Device // by UUID
 	cdi        *cdi.Writer
