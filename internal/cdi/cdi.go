@@ -32,9 +32,6 @@ const (
 	specVersion = "0.5.0"
 )
 
-// controlDevices are needed by every container that uses a GPU.
-var controlDevices = []string{"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"}
-
 // Writer writes and removes claim specs in one CDI directory.
 type Writer struct {
 	// Root is the CDI spec directory, e.g. /var/run/cdi.
@@ -136,31 +133,21 @@ func (w *Writer) Spec(claimUID string, requests map[string][]gpu.Device) (*cdisp
 		edits := cdispec.ContainerEdits{}
 		for i, d := range devices {
 			uuids[i] = d.UUID
-			edits.DeviceNodes = append(edits.DeviceNodes, w.nodes(fmt.Sprintf("nvidia%d", d.Minor))...)
+			edits.DeviceNodes = append(edits.DeviceNodes, w.nodes(d.DeviceNode())...)
 		}
 		edits.Env = []string{"NVIDIA_VISIBLE_DEVICES=" + strings.Join(uuids, ",")}
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: name, ContainerEdits: edits})
 		ids[request] = parser.QualifiedName(Vendor, Class, name)
 	}
-	spec.ContainerEdits.DeviceNodes = w.nodes(controlDevices...)
+	spec.ContainerEdits.DeviceNodes = w.nodes(gpu.ControlDeviceNodes...)
 	return spec, ids, nil
 }
 
-// nodes returns the device nodes among names that exist under DevRoot/dev.
-func (w *Writer) nodes(names ...string) []*cdispec.DeviceNode {
+// nodes returns the device nodes among paths that exist under DevRoot.
+func (w *Writer) nodes(paths ...string) []*cdispec.DeviceNode {
 	var nodes []*cdispec.DeviceNode
-	for _, n := range names {
-		p := filepath.Join("/dev", n)
-		if _, err := os.Stat(filepath.Join(w.devRoot(), p)); err == nil {
-			nodes = append(nodes, &cdispec.DeviceNode{Path: p})
-		}
+	for _, p := range gpu.ExistingNodes(w.DevRoot, paths...) {
+		nodes = append(nodes, &cdispec.DeviceNode{Path: p})
 	}
 	return nodes
-}
-
-func (w *Writer) devRoot() string {
-	if w.DevRoot == "" {
-		return "/"
-	}
-	return w.DevRoot
 }

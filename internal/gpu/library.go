@@ -53,6 +53,7 @@ func NewMock(profile, seed string) (nvml.Interface, error) {
 		}
 		dev.UUID = DeterministicUUID(seed, i)
 	}
+	addMockEvents(srv)
 	return srv, nil
 }
 

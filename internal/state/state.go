@@ -95,6 +95,9 @@ func (s *State) Prepare(ctx context.Context, claimUID string, requests map[strin
 			if !ok {
 				return nil, fmt.Errorf("claim %s, request %q: GPU %s is not on this node", claimUID, request, uuid)
 			}
+			if owner := s.ownerOf(uuid); owner != "" {
+				return nil, fmt.Errorf("claim %s, request %q: GPU %s is already prepared for claim %s", claimUID, request, uuid, owner)
+			}
 			devices[request] = append(devices[request], d)
 		}
 	}
@@ -140,6 +143,22 @@ func (s *State) Claims() []string {
 	}
 	sort.Strings(uids)
 	return uids
+}
+
+// ownerOf returns the prepared claim that holds a GPU, or "". The caller
+// holds s.mu. The scheduler never gives one GPU to two claims, but the driver
+// is the last line of defense if something went wrong.
+func (s *State) ownerOf(uuid string) string {
+	for uid, c := range s.claims {
+		for _, uuids := range c.Requests {
+			for _, u := range uuids {
+				if u == uuid {
+					return uid
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // save writes the checkpoint atomically. The caller holds s.mu.

@@ -95,16 +95,39 @@ func TestPrepareUnprepare(t *testing.T) {
 	}
 }
 
-func TestPrepareRejectsForeignGPU(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	s := f.open(ctx, t)
-	_, err := s.Prepare(ctx, "claim-a", map[string][]string{"gpu": {gpu.DeterministicUUID("node-b", 0)}})
-	if err == nil || !strings.Contains(err.Error(), "is not on this node") {
-		t.Fatalf("Prepare with another node's GPU: %v", err)
+func TestPrepareRejects(t *testing.T) {
+	testCases := map[string]struct {
+		requests map[string][]string
+		want     string
+	}{
+		"GPU of another node": {
+			requests: map[string][]string{"gpu": {gpu.DeterministicUUID("node-b", 0)}},
+			want:     "is not on this node",
+		},
+		"GPU held by another claim": {
+			requests: map[string][]string{"a": uuids(6), "b": uuids(7)},
+			want:     "GPU " + uuids(7)[0] + " is already prepared for claim claim-other",
+		},
 	}
-	if len(s.Claims()) != 0 {
-		t.Error("a failed Prepare left a claim behind")
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			s := f.open(ctx, t)
+			if _, err := s.Prepare(ctx, "claim-other", map[string][]string{"gpu": uuids(7)}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Prepare(ctx, "claim-a", tc.requests)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Prepare: got %v, want an error containing %q", err, tc.want)
+			}
+			if got := s.Claims(); len(got) != 1 || got[0] != "claim-other" {
+				t.Errorf("a failed Prepare changed the claims: %v", got)
+			}
+			if _, err := os.Stat(f.writer.SpecPath("claim-a")); !os.IsNotExist(err) {
+				t.Errorf("a failed Prepare left a CDI spec: %v", err)
+			}
+		})
 	}
 }
 

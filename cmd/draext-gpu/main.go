@@ -1,0 +1,229 @@
+// Command draext-gpu is the example NVIDIA GPU driver of draext. It discovers
+// GPUs through NVML (or a mock) and serves them to pods either as a DRA
+// driver (--mode=dra: ResourceSlices, claim preparation, CDI) or as a classic
+// device plugin (--mode=device-plugin: an extended resource such as
+// nvidia.com/gpu). One node runs one of the two modes for its GPUs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	"github.com/draext/draext/internal/cdi"
+	"github.com/draext/draext/internal/deviceplugin"
+	"github.com/draext/draext/internal/driver"
+	"github.com/draext/draext/internal/gpu"
+	"github.com/draext/draext/internal/nodelock"
+	"github.com/draext/draext/internal/state"
+)
+
+type options struct {
+	mode            string
+	nodeName        string
+	nvml            string
+	driverRoot      string
+	devRoot         string
+	stateDir        string
+	cdiRoot         string
+	driverName      string
+	pluginsDir      string
+	registrarDir    string
+	devicePluginDir string
+	resourceName    string
+	healthAddress   string
+	kubeconfig      string
+	discoverOnly    bool
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.mode, "mode", "dra", "dra (DRA kubelet plugin) or device-plugin (classic device plugin)")
+	flag.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME); also seeds mock GPU UUIDs")
+	flag.StringVar(&o.nvml, "nvml", "real", "NVML implementation: real (libnvidia-ml.so.1) or mock:<profile> ("+joinProfiles()+")")
+	flag.StringVar(&o.driverRoot, "driver-root", "/", "root of the NVIDIA driver installation, where libnvidia-ml.so.1 is searched")
+	flag.StringVar(&o.devRoot, "dev-root", "/", "root under which /dev/nvidia* device nodes are looked up")
+	flag.StringVar(&o.stateDir, "state-dir", "/var/lib/draext-gpu", "directory for the checkpoint of prepared claims and the lock that keeps the two modes apart")
+	flag.StringVar(&o.cdiRoot, "cdi-root", "/var/run/cdi", "directory for the CDI specs of prepared claims (DRA mode)")
+	flag.StringVar(&o.driverName, "driver-name", driver.DefaultDriverName, "DRA driver name (DRA mode)")
+	flag.StringVar(&o.pluginsDir, "kubelet-plugins-dir", kubeletplugin.KubeletPluginsDir, "kubelet plugin directory; the driver's socket goes to <dir>/<driver-name>/dra.sock (DRA mode)")
+	flag.StringVar(&o.registrarDir, "kubelet-registrar-dir", kubeletplugin.KubeletRegistryDir, "kubelet plugin registration directory (DRA mode)")
+	flag.StringVar(&o.devicePluginDir, "device-plugin-dir", "/var/lib/kubelet/device-plugins", "kubelet device plugin directory (device-plugin mode)")
+	flag.StringVar(&o.resourceName, "resource-name", "nvidia.com/gpu", "extended resource advertised (device-plugin mode)")
+	flag.StringVar(&o.healthAddress, "healthcheck-address", "", "host:port of a gRPC health service that checks the plugin's own sockets (DRA mode); empty disables it")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for running as a host process; in a pod the in-cluster config is used (DRA mode)")
+	flag.BoolVar(&o.discoverOnly, "discover", false, "print the discovered GPUs and the CDI spec of a claim for all of them, then exit")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logger := klog.Background().WithName("draext-gpu")
+	ctx = klog.NewContext(ctx, logger)
+	if err := run(ctx, o); err != nil {
+		logger.Error(err, "Exiting")
+		klog.Flush()
+		os.Exit(1)
+	}
+}
+
+func joinProfiles() string {
+	s := ""
+	for i, p := range gpu.MockProfiles() {
+		if i > 0 {
+			s += ", "
+		}
+		s += p
+	}
+	return s
+}
+
+func run(ctx context.Context, o options) error {
+	if o.mode != "dra" && o.mode != "device-plugin" {
+		return fmt.Errorf("--mode=%q: use dra or device-plugin", o.mode)
+	}
+	if o.nodeName == "" && !o.discoverOnly {
+		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	lib, err := gpu.Open(o.nvml, o.driverRoot, o.nodeName)
+	if err != nil {
+		return err
+	}
+	devices, err := gpu.Discover(ctx, lib)
+	if err != nil {
+		return fmt.Errorf("GPU discovery: %w", err)
+	}
+	if o.discoverOnly {
+		return printDiscovery(o, devices)
+	}
+
+	lock, err := nodelock.Acquire(filepath.Join(o.stateDir, "gpus.lock"), o.mode)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	if o.mode == "device-plugin" {
+		return runDevicePlugin(ctx, o, lib, devices)
+	}
+	return runDRA(ctx, o, lib, devices)
+}
+
+func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.Device) error {
+	config, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	writer := &cdi.Writer{Root: o.cdiRoot, DevRoot: o.devRoot}
+	st, err := state.New(ctx, devices, writer, filepath.Join(o.stateDir, "checkpoint.json"))
+	if err != nil {
+		return err
+	}
+	pluginDir := filepath.Join(o.pluginsDir, o.driverName)
+	for _, dir := range []string{pluginDir, o.registrarDir} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+	}
+	drv, err := driver.Start(ctx, driver.Config{
+		DriverName: o.driverName, NodeName: o.nodeName, Client: client,
+		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: o.registrarDir,
+	})
+	if err != nil {
+		return err
+	}
+	defer drv.Stop()
+	if o.healthAddress != "" {
+		hc, err := driver.StartHealthcheck(ctx, o.healthAddress, o.driverName, o.registrarDir, pluginDir)
+		if err != nil {
+			return err
+		}
+		defer hc.Stop()
+	}
+	go watchHealth(ctx, lib, devices, func(e gpu.HealthEvent) {
+		if err := drv.MarkUnhealthy(ctx, e); err != nil {
+			klog.FromContext(ctx).Error(err, "Republishing without the unhealthy GPU failed")
+		}
+	})
+	<-ctx.Done()
+	klog.FromContext(ctx).Info("Shutting down")
+	return nil
+}
+
+func runDevicePlugin(ctx context.Context, o options, lib nvml.Interface, devices []gpu.Device) error {
+	p, err := deviceplugin.New(deviceplugin.Config{
+		ResourceName: o.resourceName, Devices: devices, PluginDir: o.devicePluginDir,
+		Endpoint: "draext-gpu.sock", DevRoot: o.devRoot,
+	})
+	if err != nil {
+		return err
+	}
+	go watchHealth(ctx, lib, devices, p.MarkUnhealthy)
+	return p.Run(ctx)
+}
+
+// watchHealth reports XID errors until ctx is done. A failure to watch is
+// logged, not fatal: the GPUs keep being served as they are.
+func watchHealth(ctx context.Context, lib nvml.Interface, devices []gpu.Device, unhealthy func(gpu.HealthEvent)) {
+	logger := klog.FromContext(ctx)
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		logger.Error(errors.New(nvml.ErrorString(ret)), "NVML init for health events failed, GPU health is not watched")
+		return
+	}
+	defer lib.Shutdown()
+	uuids := make([]string, len(devices))
+	for i, d := range devices {
+		uuids[i] = d.UUID
+	}
+	if err := gpu.WatchHealth(ctx, lib, uuids, unhealthy); err != nil {
+		logger.Error(err, "GPU health is no longer watched")
+	}
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	config, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("not in a pod (%w): pass --kubeconfig to run as a host process", err)
+	}
+	return config, nil
+}
+
+func printDiscovery(o options, devices []gpu.Device) error {
+	for _, d := range devices {
+		fmt.Printf("%s index=%d minor=%d uuid=%s product=%q arch=%s cc=%s driver=%s memory=%d\n",
+			driver.DeviceName(d), d.Index, d.Minor, d.UUID, d.ProductName, d.Architecture, d.CUDAComputeCapability, d.DriverVersion, d.MemoryBytes)
+	}
+	if len(devices) == 0 {
+		return nil
+	}
+	writer := &cdi.Writer{Root: o.cdiRoot, DevRoot: o.devRoot}
+	spec, _, err := writer.Spec("discover", map[string][]gpu.Device{"all": devices})
+	if err != nil {
+		return err
+	}
+	out, err := jsonIndent(spec)
+	if err != nil {
+		return err
+	}
+	fmt.Println(out)
+	return nil
+}

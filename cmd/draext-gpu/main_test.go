@@ -1,0 +1,46 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/draext/draext/internal/nodelock"
+)
+
+func TestRunRefuses(t *testing.T) {
+	testCases := map[string]struct {
+		opts options
+		// heldBy, when set, is the mode that holds the node's GPU lock.
+		heldBy string
+		want   string
+	}{
+		"unknown mode":       {opts: options{mode: "both", nodeName: "n"}, want: `--mode="both": use dra or device-plugin`},
+		"no node name":       {opts: options{mode: "dra", nvml: "mock:dgxa100"}, want: "--node-name (or $NODE_NAME) is required"},
+		"unknown profile":    {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgx1"}, want: `unknown mock GPU profile "dgx1"`},
+		"bad nvml value":     {opts: options{mode: "dra", nodeName: "n", nvml: "fake"}, want: `invalid --nvml value "fake"`},
+		"no NVML library":    {opts: options{mode: "dra", nodeName: "n", nvml: "real", driverRoot: "/nonexistent"}, want: "libnvidia-ml.so.1 not found under driver root"},
+		"other mode running": {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100"}, heldBy: "device-plugin", want: "already served by the device-plugin mode"},
+		"not in a pod":       {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100"}, want: "pass --kubeconfig to run as a host process"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			t.Setenv("KUBERNETES_SERVICE_HOST", "")
+			tc.opts.stateDir = t.TempDir()
+			if tc.heldBy != "" {
+				l, err := nodelock.Acquire(filepath.Join(tc.opts.stateDir, "gpus.lock"), tc.heldBy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+			}
+			err := run(ctx, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
