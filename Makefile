@@ -9,8 +9,12 @@ export WHAT
 export SPEC
 export KUBE_SRC
 export KUBE_GIT_REMOTE
+export NODES
+export PURGE
+export FEATURE_GATES
+export KBIN
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates cluster-deps up down demo test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -27,7 +31,7 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/patches-verify.sh
 
-patches-bisect: ## Apply the series patch by patch and type-check what it changed after each (api+gen together)
+patches-bisect: ## Apply the series patch by patch and type-check what it changed after each
 	@bash scripts/patches-bisect.sh
 
 generate: ## Regenerate upstream's generated code in _output/kubernetes with its own generators (SPEC=0: no openapi-spec)
@@ -47,6 +51,18 @@ build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a 
 
 check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
 	@bash scripts/check-gates.sh
+
+cluster-deps: ## Install/build what the local cluster needs besides Kubernetes (containerd, CNI, crictl, images)
+	@bash scripts/cluster-deps.sh
+
+up: ## Start the local cluster with the example driver (NODES=2: the last node runs the device plugin)
+	@bash scripts/cluster-up.sh
+
+down: ## Stop the local cluster (PURGE=1 also wipes its state)
+	@bash scripts/cluster-down.sh
+
+demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidia.com/gpu
+	@bash scripts/demo.sh
 
 test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
 	@bash scripts/test.sh

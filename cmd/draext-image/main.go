@@ -1,0 +1,58 @@
+// Command draext-image writes a single-layer OCI image archive from a
+// directory, for `ctr images import` on a machine without Docker or a
+// registry.
+//
+//	draext-image --name localhost/draext/pause:3.10 --root DIR --entrypoint /pause --output pause.tar
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/draext/draext/internal/ociarchive"
+)
+
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+func main() {
+	var img ociarchive.Image
+	var output string
+	var entrypoint, cmd, env list
+	flag.StringVar(&img.Name, "name", "", "full image reference with tag")
+	flag.StringVar(&img.Root, "root", "", "directory that becomes the image's file system")
+	flag.Var(&entrypoint, "entrypoint", "entrypoint argument (repeat for more)")
+	flag.Var(&cmd, "cmd", "cmd argument (repeat for more)")
+	flag.Var(&env, "env", "NAME=value (repeat for more)")
+	flag.StringVar(&output, "output", "", "archive to write")
+	flag.Parse()
+	img.Entrypoint, img.Cmd, img.Env = entrypoint, cmd, env
+	if err := run(img, output); err != nil {
+		fmt.Fprintln(os.Stderr, "draext-image:", err)
+		os.Exit(1)
+	}
+}
+
+func run(img ociarchive.Image, output string) error {
+	if output == "" {
+		return fmt.Errorf("--output is required")
+	}
+	tmp := output + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := ociarchive.Write(f, img); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, output)
+}

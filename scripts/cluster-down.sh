@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Stops the local cluster that cluster-up.sh started, and only that: processes
+# by their pid files (checked against their command line), the pods' shims by
+# their containerd socket, then the mounts, bridges and cgroups it made.
+# PURGE=1 also wipes the cluster state (etcd data, kubelet and containerd
+# roots, certificates); logs stay in _output/cluster/logs.
+source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
+
+[[ $(id -u) == 0 ]] || die "stopping the local cluster needs root"
+start_s=$(now_s)
+nodes=$(cat "$PIDS/nodes" 2>/dev/null || echo 0)
+
+# stop NAME: TERM, then KILL after 15 s. A zombie counts as stopped (PID 1
+# may reap slowly).
+stop() {
+	local name=$1 pid i
+	alive "$name" || { rm -f "$PIDS/$name.pid"; return 0; }
+	pid=$(pid_of "$name")
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 1 75); do
+		alive "$name" || break
+		sleep 0.2
+	done
+	if alive "$name"; then
+		warn "$name (pid $pid) ignored SIGTERM; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	rm -f "$PIDS/$name.pid"
+	info "stopped $name"
+}
+
+# Pods first, while their drivers still run, so that claims are unprepared
+# and CDI specs removed (a pod whose driver is gone hangs in Terminating).
+if alive kube-apiserver && [[ -f $KUBECONFIG_FILE ]]; then
+	kubectl_ delete pods --all --all-namespaces --grace-period=1 --timeout=60s >/dev/null 2>&1 ||
+		warn "not every pod could be deleted through the API; their containers are removed below"
+fi
+
+for ((i = nodes; i >= 1; i--)); do
+	stop "draext-gpu$i"
+	stop "kubelet$i"
+	sock=$(node_run "$i")/containerd.sock
+	if alive "containerd$i"; then
+		"$CBIN/crictl" --runtime-endpoint "unix://$sock" rmp --all --force >/dev/null 2>&1 || true
+	fi
+	stop "containerd$i"
+	# Shims outlive containerd; ours name its socket on their command line.
+	for p in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock" || true); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+done
+for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do
+	stop "$c"
+done
+
+# Mounts the kubelets and containerds made under our state, deepest first.
+for ((pass = 0; pass < 3; pass++)); do
+	mapfile -t mounts < <(findmnt -rn -o TARGET | grep -E "^($STATE_DIR|$RUN_DIR)(/|$)" | sort -r)
+	((${#mounts[@]})) || break
+	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+done
+for ((i = 1; i <= 9; i++)); do
+	ip link show "draext$i" >/dev/null 2>&1 && ip link delete "draext$i"
+	cg=$(node_cgroup "$i")
+	for c in $(cgroup_controllers); do
+		[[ -d $c$cg ]] || continue
+		# Kill what is left in the node's cgroups, then remove them bottom-up.
+		find "$c$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+		find "$c$cg" -depth -type d -exec rmdir {} + 2>/dev/null || warn "could not remove cgroup $c$cg"
+	done
+done
+rm -f "$DEVICE_PLUGIN_DIR/draext-gpu.sock"
+rm -rf "$RUN_DIR"
+
+if [[ ${PURGE:-0} == 1 ]]; then
+	rm -rf "$STATE_DIR" "$PKI" "$KUBECONFIG_FILE"
+	if [[ -f $PIDS/created-var-lib-kubelet ]]; then
+		rm -rf /var/lib/kubelet
+	fi
+	find /var/log/containers -xtype l -delete 2>/dev/null || true
+	rm -rf "$PIDS"
+	log "cluster stopped and purged ($(($(now_s) - start_s))s); logs kept in ${LOGS#"$DRAEXT_ROOT"/}"
+else
+	log "cluster stopped ($(($(now_s) - start_s))s); state kept (PURGE=1 wipes it)"
+fi
