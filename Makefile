@@ -13,8 +13,11 @@ export NODES
 export PURGE
 export FEATURE_GATES
 export KBIN
+export E2E_ARGS
+export SKIP_CLUSTER
+export DOCKER
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates cluster-deps up down demo test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -52,6 +55,9 @@ build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a 
 check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
 	@bash scripts/check-gates.sh
 
+driver-image: ## Build the example driver image as an OCI archive (DOCKER=1: docker build)
+	@bash scripts/driver-image.sh
+
 cluster-deps: ## Install/build what the local cluster needs besides Kubernetes (containerd, CNI, crictl, images)
 	@bash scripts/cluster-deps.sh
 
@@ -63,6 +69,9 @@ down: ## Stop the local cluster (PURGE=1 also wipes its state)
 
 demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidia.com/gpu
 	@bash scripts/demo.sh
+
+e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
+	@bash scripts/e2e.sh
 
 test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
 	@bash scripts/test.sh

@@ -67,10 +67,8 @@ if ! stamp cni "$CNI_VERSION"; then
 	set_stamp cni "$CNI_VERSION"
 fi
 
-# Our own binaries: the example driver and the image packer.
-log "building draext-gpu and draext-image"
-(cd "$DRAEXT_ROOT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" \
-	go build -trimpath -o "$CBIN/" ./cmd/draext-gpu ./cmd/draext-image) || die "building the example driver failed"
+# Our own binaries (the example driver, the image packer) and the driver image.
+bash "$DRAEXT_ROOT/scripts/driver-image.sh"
 
 # Images. pause comes from the pinned tree's own source; busybox from Debian.
 image() { # NAME TAG ROOT ENTRYPOINT...
@@ -96,16 +94,5 @@ cp /bin/busybox "$work/busybox/bin/busybox"
 for applet in sh env cat ls sleep echo grep; do ln -sf busybox "$work/busybox/bin/$applet"; done
 echo 'root:x:0:0:root:/:/bin/sh' >"$work/busybox/etc/passwd"
 image busybox 1.35 "$work/busybox" /bin/sh
-
-# The driver needs glibc (go-nvml loads libnvidia-ml.so.1 with dlopen):
-# the image carries the binary and the shared libraries it links.
-droot=$work/driver
-mkdir -p "$droot/usr/bin" "$droot/tmp"
-cp "$CBIN/draext-gpu" "$droot/usr/bin/draext-gpu"
-for lib in $(ldd "$CBIN/draext-gpu" | grep -o '/[^ ]*'); do
-	mkdir -p "$droot$(dirname "$lib")"
-	cp -L "$lib" "$droot$lib"
-done
-image draext-gpu dev "$droot" /usr/bin/draext-gpu
 
 log "cluster dependencies ready in ${CLUSTER_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"

@@ -63,7 +63,7 @@ done
 for ((i = 1; i <= 9; i++)); do
 	ip link show "draext$i" >/dev/null 2>&1 && ip link delete "draext$i"
 	cg=$(node_cgroup "$i")
-	for c in $(cgroup_controllers); do
+	for c in $(cgroup_hierarchies); do
 		[[ -d $c$cg ]] || continue
 		# Kill what is left in the node's cgroups, then remove them bottom-up.
 		find "$c$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true

@@ -54,4 +54,13 @@ cgroup_controllers() {
 	done
 }
 
+# cgroup_hierarchies: every mounted hierarchy, cgroup v2's unified one
+# included (the kubelet creates its cgroup root there too).
+cgroup_hierarchies() {
+	local c
+	for c in /sys/fs/cgroup/*; do
+		[[ -d $c && -e $c/cgroup.procs ]] && echo "$c"
+	done
+}
+
 kubectl_() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }

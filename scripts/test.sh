@@ -8,18 +8,22 @@
 #     series itself (draext-series packages). Integration packages
 #     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
-#     patched tree's API fixtures and the objects its apiserver served in step 5.
+#     patched tree's API fixtures and the objects its apiserver served in step 5;
+#  7. the local cluster: make up NODES=2 (patched binaries, example driver, a DRA
+#     node and a device-plugin node), the e2e suite and the demo against it, then
+#     make down PURGE=1, also when something failed. SKIP_CLUSTER=1 skips it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 need_base_tools
 need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROOT)/bin on PATH"
 start=$(now_s)
-step() { log "[$1/6] $2"; }
+step() { log "[$1/7] $2"; }
 
 step 1 "gofmt, go vet and unit tests of draext's own Go code"
-unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat)
+unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat e2e)
 [[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...)
+(cd "$DRAEXT_ROOT/e2e" && GOWORK=off go vet ./...)
 # go-nvml's cgo bindings call deprecated NVML functions; keep gcc quiet about it.
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go test -count=1 ./...)
 
@@ -72,3 +76,30 @@ step 6 "wire compatibility: upstream k8s.io/api decodes what the patched tree wr
 wire_env=()
 [[ -n $(ls -A "$OUTPUT_DIR/wire" 2>/dev/null) ]] && wire_env=(DRAEXT_WIRE_DIR="$OUTPUT_DIR/wire")
 (cd "$DRAEXT_ROOT/compat/upstream" && env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" GOWORK=off go test -count=1 -v ./...)
+
+step 7 "local cluster: make up NODES=2, e2e suite, demo, make down PURGE=1"
+if [[ ${SKIP_CLUSTER:-0} == 1 ]]; then
+	info "skipped (SKIP_CLUSTER=1)"
+else
+	[[ $(id -u) == 0 ]] || die "the local cluster needs root; run as root or set SKIP_CLUSTER=1"
+	if [[ -f $OUTPUT_DIR/cluster/run/nodes ]] && pgrep -f "$OUTPUT_DIR/bin/kube-apiserver" >/dev/null; then
+		die "a local cluster is already running: make down first (the test needs its own)"
+	fi
+	netns_before=$(ip netns list 2>/dev/null | awk '{print $1}' | sort)
+	trap 'PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster-down.sh" || true' EXIT
+	NODES=2 bash "$DRAEXT_ROOT/scripts/cluster-up.sh"
+	bash "$DRAEXT_ROOT/scripts/e2e.sh"
+	bash "$DRAEXT_ROOT/scripts/demo.sh"
+	trap - EXIT
+	PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster-down.sh"
+	leftovers=$(pgrep -fa "$OUTPUT_DIR/(bin|cluster/bin|tools/etcd)/" || true)
+	[[ -z $leftovers ]] || die "make down left processes behind:" "$leftovers"
+	mounts=$(findmnt -rn -o TARGET | grep -E '^/var/lib/draext-cluster|^/run/draext-cluster' || true)
+	[[ -z $mounts ]] || die "make down left mounts behind:" "$mounts"
+	cgroups=$(ls -d /sys/fs/cgroup/*/draext-node* 2>/dev/null || true)
+	[[ -z $cgroups ]] || die "make down left cgroups behind:" "$cgroups"
+	netns_new=$(comm -13 <(echo "$netns_before") <(ip netns list 2>/dev/null | awk '{print $1}' | sort))
+	[[ -z $netns_new ]] || die "make down left network namespaces behind:" "$netns_new"
+	info "make down left no process, mount, cgroup or network namespace behind"
+fi
+log "make test: all steps passed ($(($(now_s) - start))s)"

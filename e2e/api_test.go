@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The v0.33 client types do not know extendedResourceName, so these specs
+// use the dynamic client: what the apiserver stores and serves is checked,
+// not what a typed client would keep.
+var (
+	deviceClassesV1beta1 = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}
+	deviceClassesV1beta2 = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "deviceclasses"}
+)
+
+func deviceClass(extendedResourceName string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "resource.k8s.io/v1beta1",
+		"kind":       "DeviceClass",
+		"metadata":   map[string]any{"generateName": "draext-e2e-"},
+		"spec":       map[string]any{"extendedResourceName": extendedResourceName},
+	}}
+}
+
+func createDeviceClass(ctx context.Context, extendedResourceName string) (*unstructured.Unstructured, error) {
+	obj, err := cluster.dynamic.Resource(deviceClassesV1beta1).Create(ctx, deviceClass(extendedResourceName), metav1.CreateOptions{})
+	if err == nil {
+		DeferCleanup(func(ctx context.Context) {
+			Expect(cluster.dynamic.Resource(deviceClassesV1beta1).Delete(ctx, obj.GetName(), metav1.DeleteOptions{})).To(Succeed())
+		})
+	}
+	return obj, err
+}
+
+var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
+	It("is written through v1beta1 and read back through v1beta2", func(ctx context.Context) {
+		requireGate("DRAExtendedResource")
+		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
+		Expect(err).NotTo(HaveOccurred())
+		got, err := cluster.dynamic.Resource(deviceClassesV1beta2).Get(ctx, created.GetName(), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		name, found, err := unstructured.NestedString(got.Object, "spec", "extendedResourceName")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(BeTrue(), "v1beta2 serves the field")
+		Expect(name).To(Equal("example.com/e2e-gpu"))
+	})
+
+	DescribeTable("rejects invalid names with an error that names the field",
+		func(ctx context.Context, name string) {
+			requireGate("DRAExtendedResource")
+			_, err := createDeviceClass(ctx, name)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring("spec.extendedResourceName"))
+		},
+		Entry("no domain", "gpu"),
+		Entry("the reserved kubernetes.io domain", "kubernetes.io/gpu"),
+		Entry("the implicit class prefix", "deviceclass.resource.kubernetes.io/x"),
+		Entry("a requests. prefix", "requests.example.com/gpu"),
+		Entry("an empty string", ""),
+	)
+
+	It("is dropped when the DRAExtendedResource gate is off", func(ctx context.Context) {
+		if cluster.gates["DRAExtendedResource"] {
+			Skip("feature gate DRAExtendedResource is on in the kube-apiserver")
+		}
+		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
+		Expect(err).NotTo(HaveOccurred())
+		_, found, _ := unstructured.NestedString(created.Object, "spec", "extendedResourceName")
+		Expect(found).To(BeFalse(), "the field must be dropped")
+	})
+})

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// newNamespace creates the spec's namespace and deletes it after the spec,
+// saving its objects first when the spec failed.
+func newNamespace(ctx context.Context) string {
+	ns, err := cluster.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-", Labels: map[string]string{"draext.dev/e2e": "true"}},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		if CurrentSpecReport().Failed() {
+			collect(ctx, ns.Name)
+		}
+		err := cluster.client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			Fail(fmt.Sprintf("delete namespace %s: %v", ns.Name, err))
+		}
+		Eventually(ctx, func() error {
+			_, err := cluster.client.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+			return err
+		}).WithTimeout(2*time.Minute).Should(Satisfy(apierrors.IsNotFound), "namespace %s is not deleted", ns.Name)
+	})
+	// Pods need the namespace's default ServiceAccount.
+	Eventually(ctx, func() error {
+		_, err := cluster.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithTimeout(time.Minute).Should(Succeed())
+	return ns.Name
+}
+
+// collect saves pods, claims, slices and events of a failed spec.
+func collect(ctx context.Context, ns string) {
+	dir := filepath.Join(*artifacts, strings.NewReplacer(" ", "_", "/", "_").Replace(CurrentSpecReport().FullText()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		GinkgoWriter.Printf("cannot save artifacts: %v\n", err)
+		return
+	}
+	save := func(name string, obj any, err error) {
+		if err != nil {
+			obj = map[string]string{"error": err.Error()}
+		}
+		data, _ := yaml.Marshal(obj)
+		_ = os.WriteFile(filepath.Join(dir, name+".yaml"), data, 0o644)
+	}
+	pods, err := cluster.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	save("pods", pods, err)
+	events, err := cluster.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	save("events", events, err)
+	claims, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+	save("resourceclaims", claims, err)
+	slices, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	save("resourceslices", slices, err)
+	if pods != nil {
+		for _, p := range pods.Items {
+			for _, c := range p.Spec.Containers {
+				logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(p.Name, &v1.PodLogOptions{Container: c.Name}).DoRaw(ctx)
+				if err != nil {
+					logs = []byte(err.Error())
+				}
+				_ = os.WriteFile(filepath.Join(dir, p.Name+"-"+c.Name+".log"), logs, 0o644)
+			}
+		}
+	}
+	GinkgoWriter.Printf("artifacts of the failed spec: %s\n", dir)
+}
+
+// shellPod is a pod whose container prints its GPU environment and waits.
+func shellPod(name string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PodSpec{
+			RestartPolicy:                 v1.RestartPolicyNever,
+			DNSPolicy:                     v1.DNSDefault,
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []v1.Container{{
+				Name:    "app",
+				Image:   *image,
+				Command: []string{"sh", "-c", "echo NVIDIA_VISIBLE_DEVICES=$NVIDIA_VISIBLE_DEVICES; sleep 3600"},
+			}},
+		},
+	}
+}
+
+// runPod creates a pod and waits until it runs.
+func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
+	pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(ctx, func() (v1.PodPhase, error) {
+		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		pod = p
+		return p.Status.Phase, nil
+	}).WithTimeout(2*time.Minute).Should(Equal(v1.PodRunning), "pod %s/%s does not run", ns, pod.Name)
+	return pod
+}
+
+// visibleDevices is the NVIDIA_VISIBLE_DEVICES the pod's container printed.
+func visibleDevices(ctx context.Context, ns, pod string) string {
+	var value string
+	Eventually(ctx, func() (string, error) {
+		logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(pod, &v1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, line := range strings.Split(string(logs), "\n") {
+			if v, ok := strings.CutPrefix(line, "NVIDIA_VISIBLE_DEVICES="); ok {
+				value = v
+				return line, nil
+			}
+		}
+		return "", nil
+	}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "pod %s/%s printed no NVIDIA_VISIBLE_DEVICES line", ns, pod)
+	return value
+}
+
+// driverSlices are the example driver's ResourceSlices; the spec is skipped
+// when the driver does not run in the cluster.
+func driverSlices(ctx context.Context) []resourceapi.ResourceSlice {
+	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var out []resourceapi.ResourceSlice
+	for _, s := range list.Items {
+		if s.Spec.Driver == *driverName {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		Skip(fmt.Sprintf("no ResourceSlice of driver %s: the example driver does not run in this cluster (make up deploys it)", *driverName))
+	}
+	return out
+}

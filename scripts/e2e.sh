@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the Ginkgo e2e suite (e2e/) against KUBECONFIG, by default the local
+# cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI).
+# Objects and events of failed specs are saved in _output/e2e-artifacts.
+source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
+
+if [[ -z ${KUBECONFIG:-} ]]; then
+	[[ -f $KUBECONFIG_FILE ]] || die "KUBECONFIG is not set and no local cluster is running" "make up, or KUBECONFIG=<file> make e2e"
+	export KUBECONFIG=$KUBECONFIG_FILE
+fi
+if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
+	# The local cluster's CDI dirs are on this host: check the driver's specs too.
+	export E2E_CDI_DIR="$STATE_DIR/node*/cdi"
+fi
+export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
+rm -rf "$E2E_ARTIFACTS"
+log "e2e suite against $KUBECONFIG"
+start=$(now_s)
+color=()
+[[ -t 1 ]] || color=(-ginkgo.no-color)
+# shellcheck disable=SC2086 # E2E_ARGS is a list of flags
+(cd "$DRAEXT_ROOT/e2e" && GOWORK=off go test -v -count=1 -timeout 30m . -args -ginkgo.v "${color[@]}" ${E2E_ARGS:-}) ||
+	die "the e2e suite failed" "objects and events of failed specs: ${E2E_ARTIFACTS#"$DRAEXT_ROOT"/}"
+log "e2e suite passed ($(($(now_s) - start))s)"
