@@ -16,6 +16,7 @@ export KBIN
 export E2E_ARGS
 export SKIP_CLUSTER
 export DOCKER
+export DRIVER
 
 .PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e test clean-upstream clean
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 
 var _ = Describe("The example GPU driver", func() {
 	It("publishes one ResourceSlice per node, with the GPU attributes and memory", func(ctx context.Context) {
+		want, _ := strconv.Atoi(os.Getenv("E2E_GPUS_PER_NODE"))
 		for _, s := range driverSlices(ctx) {
 			By("slice " + s.Name)
+			if want > 0 {
+				Expect(s.Spec.Devices).To(HaveLen(want), "E2E_GPUS_PER_NODE")
+			}
 			Expect(s.Spec.NodeName).NotTo(BeEmpty(), "a per-node slice")
 			Expect(s.Spec.Pool.Name).To(Equal(s.Spec.NodeName), "the pool is named after the node")
 			Expect(s.Spec.Devices).NotTo(BeEmpty())

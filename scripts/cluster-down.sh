@@ -33,8 +33,12 @@ stop() {
 # Pods first, while their drivers still run, so that claims are unprepared
 # and CDI specs removed (a pod whose driver is gone hangs in Terminating).
 if alive kube-apiserver && [[ -f $KUBECONFIG_FILE ]]; then
-	kubectl_ delete pods --all --all-namespaces --grace-period=1 --timeout=60s >/dev/null 2>&1 ||
+	kubectl_ delete pods --all-namespaces --field-selector metadata.namespace!=draext-gpu \
+		--grace-period=1 --timeout=60s >/dev/null 2>&1 ||
 		warn "not every pod could be deleted through the API; their containers are removed below"
+	# The driver's DaemonSet (DRIVER=daemonset) goes last.
+	kubectl_ -n draext-gpu delete daemonset --all --timeout=60s >/dev/null 2>&1 || true
+	kubectl_ -n draext-gpu delete pods --all --grace-period=1 --timeout=60s >/dev/null 2>&1 || true
 fi
 
 for ((i = nodes; i >= 1; i--)); do

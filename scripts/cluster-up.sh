@@ -6,7 +6,9 @@
 # mock GPUs: DRA on node 1 (and every node but the last), the classic device
 # plugin (nvidia.com/gpu) on the last node when NODES >= 2.
 #
-# NODES=N (default 1) picks the node count. A second run on a running
+# NODES=N (default 1) picks the node count. DRIVER=daemonset (with NODES=1)
+# deploys the driver as a DaemonSet from overlays/local instead, to prove the
+# image, RBAC and manifests. A second run on a running
 # cluster does nothing; a component that died is reported with its log and
 # started again. FEATURE_GATES replaces the default gates (e.g. for an
 # unpatched build); KBIN points at other Kubernetes binaries.
@@ -14,6 +16,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
 
 NODES=${NODES:-1}
 [[ $NODES =~ ^[1-9]$ ]] || die "NODES=$NODES: use 1 to 9"
+DRIVER=${DRIVER:-host}
+case $DRIVER in
+host) ;;
+daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/local uses node 1's kubelet directories" ;;
+*) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
+esac
 FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true}
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
 KBIN=${KBIN:-$BIN_DIR}
@@ -41,6 +49,7 @@ bash "$DRAEXT_ROOT/scripts/cluster-deps.sh"
 ETCD=$TOOLS_DIR/etcd/etcd
 mkdir -p "$PKI" "$LOGS" "$PIDS" "$STATE_DIR" "$RUN_DIR"
 echo "$NODES" >"$PIDS/nodes"
+echo "$DRIVER" >"$PIDS/driver"
 # The kubelet creates the (hard-coded) device-plugin directory under
 # /var/lib/kubelet; remember whether that was us, for make down PURGE=1.
 [[ -e /var/lib/kubelet || -f $PIDS/created-var-lib-kubelet ]] || touch "$PIDS/created-var-lib-kubelet"
@@ -280,19 +289,24 @@ kubectl_ apply -f "$DRAEXT_ROOT/overlays/base/clusterrole.yaml" -f "$DRAEXT_ROOT
 	die "applying the driver's ClusterRole and DeviceClass failed"
 kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
 	--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
-for i in $(seq 1 "$NODES"); do
-	ip=$(node_ip "$i") nd=$(node_dir "$i")
-	mode=$(node_mode "$i")
-	args=(--mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver")
-	if [[ $mode == dra ]]; then
-		args+=(--kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi"
-			--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry"
-			--healthcheck-address="127.0.0.1:$((51515 + i))")
-	else
-		args+=(--device-plugin-dir="$DEVICE_PLUGIN_DIR")
-	fi
-	start "draext-gpu$i" "$CBIN/draext-gpu" "${args[@]}"
-done
+if [[ $DRIVER == daemonset ]]; then
+	kubectl_ apply -k "$DRAEXT_ROOT/overlays/local" >/dev/null || die "applying overlays/local failed"
+	phase "driver DaemonSet applied (overlays/local)"
+else
+	for i in $(seq 1 "$NODES"); do
+		ip=$(node_ip "$i") nd=$(node_dir "$i")
+		mode=$(node_mode "$i")
+		args=(--mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver")
+		if [[ $mode == dra ]]; then
+			args+=(--kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi"
+				--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry"
+				--healthcheck-address="127.0.0.1:$((51515 + i))")
+		else
+			args+=(--device-plugin-dir="$DEVICE_PLUGIN_DIR")
+		fi
+		start "draext-gpu$i" "$CBIN/draext-gpu" "${args[@]}"
+	done
+fi
 for i in $(seq 1 "$NODES"); do
 	ip=$(node_ip "$i")
 	if [[ $(node_mode "$i") == dra ]]; then

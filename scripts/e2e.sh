@@ -11,6 +11,8 @@ fi
 if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	# The local cluster's CDI dirs are on this host: check the driver's specs too.
 	export E2E_CDI_DIR="$STATE_DIR/node*/cdi"
+	# make up runs the driver with 8 mock GPUs per node.
+	export E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-8}
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 rm -rf "$E2E_ARTIFACTS"

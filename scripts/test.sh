@@ -9,8 +9,9 @@
 #     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
 #     patched tree's API fixtures and the objects its apiserver served in step 5;
-#  7. the local cluster: make up NODES=2 (patched binaries, example driver, a DRA
-#     node and a device-plugin node), the e2e suite and the demo against it, then
+#  7. the local cluster: make up NODES=2 (patched binaries, example driver as host
+#     processes, a DRA node and a device-plugin node), then NODES=1 with the driver
+#     as a DaemonSet from overlays/; each time the e2e suite and the demo, then
 #     make down PURGE=1, also when something failed. SKIP_CLUSTER=1 skips it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -77,17 +78,15 @@ wire_env=()
 [[ -n $(ls -A "$OUTPUT_DIR/wire" 2>/dev/null) ]] && wire_env=(DRAEXT_WIRE_DIR="$OUTPUT_DIR/wire")
 (cd "$DRAEXT_ROOT/compat/upstream" && env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" GOWORK=off go test -count=1 -v ./...)
 
-step 7 "local cluster: make up NODES=2, e2e suite, demo, make down PURGE=1"
-if [[ ${SKIP_CLUSTER:-0} == 1 ]]; then
-	info "skipped (SKIP_CLUSTER=1)"
-else
-	[[ $(id -u) == 0 ]] || die "the local cluster needs root; run as root or set SKIP_CLUSTER=1"
-	if [[ -f $OUTPUT_DIR/cluster/run/nodes ]] && pgrep -f "$OUTPUT_DIR/bin/kube-apiserver" >/dev/null; then
-		die "a local cluster is already running: make down first (the test needs its own)"
-	fi
+step 7 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
+# cluster_check ENV...: one cluster with ENV, the suite and the demo against
+# it, and proof that make down leaves nothing behind.
+cluster_check() {
+	local netns_before netns_new leftovers mounts cgroups
+	log "local cluster with $*"
 	netns_before=$(ip netns list 2>/dev/null | awk '{print $1}' | sort)
 	trap 'PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster-down.sh" || true' EXIT
-	NODES=2 bash "$DRAEXT_ROOT/scripts/cluster-up.sh"
+	env "$@" bash "$DRAEXT_ROOT/scripts/cluster-up.sh"
 	bash "$DRAEXT_ROOT/scripts/e2e.sh"
 	bash "$DRAEXT_ROOT/scripts/demo.sh"
 	trap - EXIT
@@ -101,5 +100,17 @@ else
 	netns_new=$(comm -13 <(echo "$netns_before") <(ip netns list 2>/dev/null | awk '{print $1}' | sort))
 	[[ -z $netns_new ]] || die "make down left network namespaces behind:" "$netns_new"
 	info "make down left no process, mount, cgroup or network namespace behind"
+}
+if [[ ${SKIP_CLUSTER:-0} == 1 ]]; then
+	info "skipped (SKIP_CLUSTER=1)"
+else
+	[[ $(id -u) == 0 ]] || die "the local cluster needs root; run as root or set SKIP_CLUSTER=1"
+	if [[ -f $OUTPUT_DIR/cluster/run/nodes ]] && pgrep -f "$OUTPUT_DIR/bin/kube-apiserver" >/dev/null; then
+		die "a local cluster is already running: make down first (the test needs its own)"
+	fi
+	# Two nodes, drivers as host processes: DRA on one, the device plugin on the other.
+	cluster_check NODES=2 DRIVER=host
+	# One node, the driver deployed from overlays/ as a DaemonSet with its image.
+	cluster_check NODES=1 DRIVER=daemonset
 fi
 log "make test: all steps passed ($(($(now_s) - start))s)"
