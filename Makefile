@@ -18,7 +18,7 @@ export SKIP_CLUSTER
 export DOCKER
 export DRIVER
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e docker-up docker-down kind-base test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,6 +73,15 @@ demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidi
 
 e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 	@bash scripts/e2e.sh
+
+docker-up: ## Start draext's own Docker engine for the kind targets (Debian docker.io, private socket, no pulls)
+	@bash scripts/docker-engine.sh up
+
+docker-down: ## Stop the Docker engine that docker-up started
+	@bash scripts/docker-engine.sh down
+
+kind-base: ## Build the offline kind base image localhost/draext/kind-base:bookworm (debootstrap; needs docker-up)
+	@bash scripts/kind-base.sh
 
 test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
 	@bash scripts/test.sh
