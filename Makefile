@@ -17,8 +17,12 @@ export E2E_ARGS
 export SKIP_CLUSTER
 export DOCKER
 export DRIVER
+export ONLINE
+export KIND_CONFIG
+export KEEP_DOCKER
+export NODE_IMAGE
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e docker-up docker-down kind-base test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -83,7 +87,16 @@ docker-down: ## Stop the Docker engine that docker-up started
 kind-base: ## Build the offline kind base image localhost/draext/kind-base:bookworm (debootstrap; needs docker-up)
 	@bash scripts/kind-base.sh
 
-test: ## Run all tests: own Go code, patches-verify, gofmt/vet and in-tree tests of changed packages
+node-image: ## Build the kind node image localhost/draext/kind-node:<version> (offline; ONLINE=1: kindest/base and fetched images)
+	@bash scripts/node-image.sh
+
+kind-up: ## Create kind cluster "draext" from the node image, with the example driver (KIND_CONFIG=, ONLINE=1)
+	@bash scripts/kind-cluster.sh up
+
+kind-down: ## Delete the kind cluster and clean up what kind and Docker left (KEEP_DOCKER=1 keeps the engine)
+	@bash scripts/kind-cluster.sh down
+
+test: ## Run all tests: own Go code, patches-verify, gofmt/vet, in-tree tests of changed packages, local cluster + e2e
 	@bash scripts/test.sh
 
 clean-upstream: ## Remove _output/kubernetes after checking it holds no unexported work

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# kind-cluster.sh up|down: a kind cluster of the node image (make node-image)
+# with the example driver.
+#
+# up: creates cluster "draext" from kind-configs/ (KIND_CONFIG=; offline
+# single-node by default, ONLINE=1 for the variants with kind's default CNI),
+# loads the driver image, applies overlays/mock and waits until its
+# ResourceSlices appear. The kubeconfig is _output/kind/kubeconfig; then
+# KUBECONFIG=_output/kind/kubeconfig make e2e runs the same suite.
+# down: deletes the cluster and its Docker network, removes what kind left in
+# /tmp, and stops the Docker engine if make docker-up started it.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KDIR=$OUTPUT_DIR/kind
+KIND=$KDIR/bin/kind
+NAME=draext
+KCFG=$KDIR/kubeconfig
+VERSION=$(draext_version)
+NODE_IMAGE=${NODE_IMAGE:-localhost/draext/kind-node:$VERSION}
+
+case ${1:-} in
+up)
+	start=$(now_s)
+	[[ ${ONLINE:-0} == 1 ]] || bash "$DRAEXT_ROOT/scripts/docker-engine.sh" up
+	eval "$(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
+	docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 || bash "$DRAEXT_ROOT/scripts/node-image.sh"
+	mode=offline
+	[[ ${ONLINE:-0} == 1 ]] && mode=online
+	config=${KIND_CONFIG:-$DRAEXT_ROOT/kind-configs/single-node-$mode.yaml}
+	sed "s|__DRAEXT_ROOT__|$DRAEXT_ROOT|g" "$config" >"$KDIR/config.yaml"
+	if "$KIND" get clusters 2>/dev/null | grep -qx "$NAME"; then
+		info "kind cluster $NAME exists"
+	else
+		log "kind create cluster ($NODE_IMAGE, $(basename "$config"))"
+		"$KIND" create cluster --name "$NAME" --image "$NODE_IMAGE" --config "$KDIR/config.yaml" \
+			--kubeconfig "$KCFG" --wait 3m || die "kind create cluster failed"
+	fi
+	kc() { "$BIN_DIR/kubectl" --kubeconfig "$KCFG" "$@"; }
+	bash "$DRAEXT_ROOT/scripts/driver-image.sh"
+	"$KIND" load image-archive "$OUTPUT_DIR/cluster/images/draext-gpu.tar" --name "$NAME" ||
+		die "kind load image-archive of the driver image failed"
+	kc apply -k "$DRAEXT_ROOT/overlays/mock" >/dev/null || die "applying overlays/mock failed"
+	log "waiting for the driver's ResourceSlices"
+	for _ in $(seq 1 90); do
+		nodes=$(kc get nodes -o name | wc -l)
+		slices=$(kc get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null | sort -u | wc -l)
+		((slices >= nodes && nodes > 0)) && break
+		sleep 2
+	done
+	((slices >= nodes && nodes > 0)) || {
+		kc -n draext-gpu get pods -o wide >&2
+		kc -n draext-gpu logs ds/draext-gpu --tail=20 >&2 || true
+		die "the driver published slices for $slices of $nodes node(s)"
+	}
+	kc get nodes -o wide >&2
+	log "kind cluster $NAME ready ($(($(now_s) - start))s): export KUBECONFIG=$KCFG; make e2e; make kind-down"
+	;;
+down)
+	eval "$(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
+	if [[ -x $KIND ]] && docker info >/dev/null 2>&1; then
+		"$KIND" delete cluster --name "$NAME" --kubeconfig "$KCFG" 2>&1 | grep -v '^$' || true
+		docker network rm kind >/dev/null 2>&1 || true
+	fi
+	rm -rf /tmp/k8s-tar-extract-* "$KCFG"
+	[[ ${KEEP_DOCKER:-0} == 1 ]] || bash "$DRAEXT_ROOT/scripts/docker-engine.sh" down
+	log "kind cluster $NAME removed"
+	;;
+*) die "usage: kind-cluster.sh up|down" ;;
+esac
