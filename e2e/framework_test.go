@@ -13,7 +13,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
@@ -56,6 +58,13 @@ func collect(ctx context.Context, ns string) {
 	save := func(name string, obj any, err error) {
 		if err != nil {
 			obj = map[string]string{"error": err.Error()}
+		}
+		if list, err := meta.ExtractList(asObject(obj)); err == nil {
+			for _, o := range list {
+				if m, err := meta.Accessor(o); err == nil {
+					m.SetManagedFields(nil)
+				}
+			}
 		}
 		data, _ := yaml.Marshal(obj)
 		_ = os.WriteFile(filepath.Join(dir, name+".yaml"), data, 0o644)
@@ -148,4 +157,10 @@ func driverSlices(ctx context.Context) []resourceapi.ResourceSlice {
 		Skip(fmt.Sprintf("no ResourceSlice of driver %s: the example driver does not run in this cluster (make up deploys it)", *driverName))
 	}
 	return out
+}
+
+// asObject returns obj as a runtime.Object, or nil.
+func asObject(obj any) runtime.Object {
+	o, _ := obj.(runtime.Object)
+	return o
 }

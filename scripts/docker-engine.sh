@@ -18,7 +18,7 @@ export DOCKER_HOST=unix://$SOCK
 own_alive() { # NAME
 	local pid
 	pid=$(cat "$DDIR/$1.pid" 2>/dev/null) || return 1
-	[[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "$RUN"
+	[[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -e "$RUN" -e "$DDIR"
 }
 foreign_docker() { [[ ! -S $SOCK ]] && env -u DOCKER_HOST docker info >/dev/null 2>&1; }
 

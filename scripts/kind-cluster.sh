@@ -37,8 +37,12 @@ up)
 	fi
 	kc() { "$BIN_DIR/kubectl" --kubeconfig "$KCFG" "$@"; }
 	bash "$DRAEXT_ROOT/scripts/driver-image.sh"
-	"$KIND" load image-archive "$OUTPUT_DIR/cluster/images/draext-gpu.tar" --name "$NAME" ||
-		die "kind load image-archive of the driver image failed"
+	# The driver, and the small shell image the e2e suite and the demo use.
+	[[ -f $OUTPUT_DIR/cluster/images/busybox.tar ]] || bash "$DRAEXT_ROOT/scripts/cluster-deps.sh"
+	for img in draext-gpu busybox; do
+		"$KIND" load image-archive "$OUTPUT_DIR/cluster/images/$img.tar" --name "$NAME" ||
+			die "kind load image-archive of $img.tar failed"
+	done
 	kc apply -k "$DRAEXT_ROOT/overlays/mock" >/dev/null || die "applying overlays/mock failed"
 	log "waiting for the driver's ResourceSlices"
 	for _ in $(seq 1 90); do
