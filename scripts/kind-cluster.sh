@@ -46,7 +46,9 @@ up)
 	kc apply -k "$DRAEXT_ROOT/overlays/mock" >/dev/null || die "applying overlays/mock failed"
 	log "waiting for the driver's ResourceSlices"
 	for _ in $(seq 1 90); do
-		nodes=$(kc get nodes -o name | wc -l)
+		# Nodes the DaemonSet runs on (not the tainted control plane of a multi-node cluster).
+		nodes=$(kc -n draext-gpu get daemonset draext-gpu -o jsonpath='{.status.desiredNumberScheduled}' 2>/dev/null || echo 0)
+		nodes=${nodes:-0}
 		slices=$(kc get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null | sort -u | wc -l)
 		((slices >= nodes && nodes > 0)) && break
 		sleep 2
