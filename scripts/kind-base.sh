@@ -13,7 +13,7 @@ BASE_IMAGE=${BASE_IMAGE:-localhost/draext/kind-base:bookworm}
 KDIR=$OUTPUT_DIR/kind
 ROOTFS=$KDIR/base-rootfs
 eval "$(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
-docker info >/dev/null 2>&1 || die "no Docker engine: make docker-up"
+docker info >/dev/null 2>&1 || die "no Docker engine: make docker-up (make node-image starts one itself)"
 
 inputs=$(cat "$0" "$DRAEXT_ROOT/kind/"* | sha256sum | cut -c1-12)
 if [[ $(docker image inspect -f '{{index .Config.Labels "draext.inputs"}}' "$BASE_IMAGE" 2>/dev/null) == "$inputs" ]]; then

@@ -32,6 +32,8 @@ up)
 		info "kind cluster $NAME exists"
 	else
 		log "kind create cluster ($NODE_IMAGE, $(basename "$config"))"
+		# kind mounts the host's /lib/modules; Docker creates it when missing.
+		[[ -e /lib/modules ]] || touch "$KDIR/created-lib-modules"
 		"$KIND" create cluster --name "$NAME" --image "$NODE_IMAGE" --config "$KDIR/config.yaml" \
 			--kubeconfig "$KCFG" --wait 3m || die "kind create cluster failed"
 	fi
@@ -68,6 +70,10 @@ down)
 		docker network rm kind >/dev/null 2>&1 || true
 	fi
 	rm -rf /tmp/k8s-tar-extract-* "$KCFG"
+	if [[ -f $KDIR/created-lib-modules ]]; then
+		rmdir /lib/modules 2>/dev/null || true
+		rm -f "$KDIR/created-lib-modules"
+	fi
 	[[ ${KEEP_DOCKER:-0} == 1 ]] || bash "$DRAEXT_ROOT/scripts/docker-engine.sh" down
 	log "kind cluster $NAME removed"
 	;;

@@ -20,6 +20,13 @@ ARCH=$(go env GOARCH)
 KDIR=$OUTPUT_DIR/kind
 VERSION=$(draext_version)
 NODE_IMAGE=${NODE_IMAGE:-localhost/draext/kind-node:$VERSION}
+# Offline, start draext's Docker engine when none runs, and stop it again at
+# the end if this script started it (make kind-up starts it when it needs it).
+if [[ ${ONLINE:-0} != 1 && -z $(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env) ]] && ! docker info >/dev/null 2>&1; then
+	bash "$DRAEXT_ROOT/scripts/docker-engine.sh" up
+	stop_docker=1
+	trap 'bash "$DRAEXT_ROOT/scripts/docker-engine.sh" down' EXIT
+fi
 eval "$(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
 docker info >/dev/null 2>&1 || die "no Docker engine: make docker-up (or start Docker)"
 start=$(now_s)
@@ -37,7 +44,7 @@ WHAT="kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-schedu
 work=$KDIR/work
 rm -rf "$work"
 mkdir -p "$work/kubernetes/server/bin"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; [[ -n ${stop_docker:-} ]] && bash "$DRAEXT_ROOT/scripts/docker-engine.sh" down || true' EXIT
 echo "$VERSION" >"$work/kubernetes/version"
 for b in kubeadm kubelet kubectl; do cp "$BIN_DIR/$b" "$work/kubernetes/server/bin/"; done
 
