@@ -15,15 +15,8 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/draext/draext/internal/gpu"
+	"github.com/draext/draext/internal/testutil"
 )
-
-func nodeGPUs(n int) []gpu.Device {
-	var out []gpu.Device
-	for i := 0; i < n; i++ {
-		out = append(out, gpu.Device{Index: i, Minor: i, UUID: gpu.DeterministicUUID("node-a", i)})
-	}
-	return out
-}
 
 // fakeKubelet is the kubelet's registration service.
 type fakeKubelet struct {
@@ -87,11 +80,7 @@ func TestPlugin(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "dp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.SocketDir(t, "dp")
 	devRoot := filepath.Join(dir, "root")
 	for _, n := range []string{"/dev/nvidia1", "/dev/nvidia3", "/dev/nvidiactl"} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(devRoot, n)), 0o755); err != nil {
@@ -101,7 +90,7 @@ func TestPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	devices := nodeGPUs(4)
+	devices := testutil.GPUs("node-a", 4)
 	kubelet := startKubelet(t, dir)
 	p, err := New(Config{ResourceName: "nvidia.com/gpu", Devices: devices, PluginDir: dir, Endpoint: "draext-gpu.sock", DevRoot: devRoot})
 	if err != nil {
@@ -189,7 +178,7 @@ func expectHealth(t *testing.T, stream pluginapi.DevicePlugin_ListAndWatchClient
 }
 
 func TestGetPreferredAllocation(t *testing.T) {
-	devices := nodeGPUs(8)
+	devices := testutil.GPUs("node-a", 8)
 	p, err := New(Config{ResourceName: "nvidia.com/gpu", Devices: devices, Endpoint: "x.sock"})
 	if err != nil {
 		t.Fatal(err)

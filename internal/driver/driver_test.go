@@ -25,6 +25,7 @@ import (
 	"github.com/draext/draext/internal/cdi"
 	"github.com/draext/draext/internal/gpu"
 	"github.com/draext/draext/internal/state"
+	"github.com/draext/draext/internal/testutil"
 )
 
 func allocatedClaim(uid, name string, results ...resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
@@ -105,12 +106,7 @@ func TestDriver(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Unix socket paths must stay short (108 bytes), t.TempDir() can be long.
-	dir, err := os.MkdirTemp("", "drv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.SocketDir(t, "drv")
 	pluginDir, registrarDir := filepath.Join(dir, "plugin"), filepath.Join(dir, "registry")
 	for _, d := range []string{pluginDir, registrarDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

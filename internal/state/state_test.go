@@ -12,15 +12,8 @@ import (
 
 	"github.com/draext/draext/internal/cdi"
 	"github.com/draext/draext/internal/gpu"
+	"github.com/draext/draext/internal/testutil"
 )
-
-func nodeGPUs(n int) []gpu.Device {
-	var devices []gpu.Device
-	for i := 0; i < n; i++ {
-		devices = append(devices, gpu.Device{Index: i, Minor: i, UUID: gpu.DeterministicUUID("node-a", i)})
-	}
-	return devices
-}
 
 type fixture struct {
 	dir     string
@@ -30,7 +23,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	dir := t.TempDir()
-	return &fixture{dir: dir, writer: &cdi.Writer{Root: filepath.Join(dir, "cdi"), DevRoot: dir}, devices: nodeGPUs(8)}
+	return &fixture{dir: dir, writer: &cdi.Writer{Root: filepath.Join(dir, "cdi"), DevRoot: dir}, devices: testutil.GPUs("node-a", 8)}
 }
 
 func (f *fixture) open(ctx context.Context, t testing.TB) *State {
