@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,4 +75,28 @@ var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
 		_, found, _ := unstructured.NestedString(created.Object, "spec", "extendedResourceName")
 		Expect(found).To(BeFalse(), "the field must be dropped")
 	})
+})
+
+// Beyond upstream (patch 0009): skip with -ginkgo.label-filter=!beyond-upstream
+// against clusters of other builds.
+var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream"), func() {
+	DescribeTable("are rejected when the quantity is not a whole, positive device count",
+		func(ctx context.Context, limit, request, want string) {
+			requireGate("DRAExtendedResource")
+			ns := newNamespace(ctx)
+			name := v1.ResourceName("deviceclass.resource.kubernetes.io/" + *className)
+			pod := shellPod("quantity")
+			pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{name: resource.MustParse(limit)}
+			if request != "" {
+				pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{name: resource.MustParse(request)}
+			}
+			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).To(HaveOccurred(), "the apiserver accepted %s: %s", name, limit)
+			Expect(err.Error()).To(ContainSubstring("spec.containers[0].resources."))
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("a fraction", "500m", "", "must be an integer"),
+		Entry("zero", "0", "", "must be greater than zero"),
+		Entry("a request below the limit", "2", "1", "devices cannot be overcommitted"),
+	)
 })
