@@ -35,15 +35,14 @@ if [[ -f $PIDS/nodes && $(cat "$PIDS/nodes") != "$NODES" ]] && alive etcd; then
 	die "a cluster with $(cat "$PIDS/nodes") node(s) is running" "run make down first, or NODES=$(cat "$PIDS/nodes")"
 fi
 
-# Binaries: build what is missing (incremental, so cheap when current).
-need=()
-for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
-	[[ -x $KBIN/$b ]] || need+=("$b")
-done
-if ((${#need[@]})); then
-	[[ $KBIN == "$OUTPUT_DIR/bin" ]] || die "missing in KBIN=$KBIN: ${need[*]}"
-	phase "building ${need[*]}"
-	WHAT="${need[*]}" bash "$DRAEXT_ROOT/scripts/build.sh"
+# Binaries: (re)build what is missing or stale (incremental: under a second
+# per binary when nothing changed). Binaries from KBIN= are used as they are.
+if [[ $KBIN == "$OUTPUT_DIR/bin" ]]; then
+	WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build.sh"
+else
+	for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
+		[[ -x $KBIN/$b ]] || die "missing in KBIN=$KBIN: $b"
+	done
 fi
 bash "$DRAEXT_ROOT/scripts/cluster-deps.sh"
 ETCD=$TOOLS_DIR/etcd/etcd
