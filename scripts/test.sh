@@ -5,7 +5,10 @@
 #  3. gofmt and go vet of what the series touches;
 #  4. feature list verification when the series touches feature gates;
 #  5. the in-tree tests of every Go package the series changes, derived from the
-#     series itself (draext-series packages). Integration packages
+#     series itself (draext-series packages), and the upstream tests that guard
+#     the shared mechanisms it touches (draext-series guards: for API types the
+#     round-trip/fuzz tests of pkg/api/testing and the API compatibility
+#     fixtures of staging/src/k8s.io/api). Integration packages
 #     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
 #     patched tree's API fixtures and the objects its apiserver served in step 5;
@@ -37,6 +40,16 @@ mapfile -t changed < <(git -C "$KUBE_TREE" diff --name-only --diff-filter=d "ref
 mapfile -t gofiles < <(printf '%s\n' "${changed[@]}" | grep '\.go$' || true)
 mapfile -t pkgs < <(printf '%s\n' "${changed[@]}" | series_tool packages "$KUBE_TREE")
 info "the series changes ${#changed[@]} file(s) in ${#pkgs[@]} Go package(s): ${pkgs[*]:-none}"
+# Shared mechanisms are guarded by upstream tests outside the changed packages
+# (API types: the round-trip/fuzz tests and the API compatibility fixtures).
+guard_pkgs=()
+while IFS= read -r line; do
+	case $line in
+	"#"*) info "guarded: ${line#\# }" ;;
+	*) printf '%s\n' "${pkgs[@]}" | grep -qxF -- "$line" || guard_pkgs+=("$line") ;;
+	esac
+done < <(printf '%s\n' "${changed[@]}" | series_tool guards)
+[[ ${#guard_pkgs[@]} -eq 0 ]] || info "guard packages also tested: ${guard_pkgs[*]}"
 
 step 3 "gofmt and go vet of what the series touches"
 if [[ ${#gofiles[@]} -gt 0 ]]; then
@@ -70,7 +83,7 @@ else
 	# The series' integration test saves objects as the apiserver served them here.
 	wire=$OUTPUT_DIR/wire
 	rm -rf "$wire"
-	(cd "$KUBE_TREE" && DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}")
+	(cd "$KUBE_TREE" && DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}" "${guard_pkgs[@]}")
 fi
 
 step 6 "wire compatibility: upstream k8s.io/api decodes what the patched tree writes"

@@ -23,6 +23,8 @@ commands:
   version DIR          print the version the patched binaries report (GIT_TAG + RELEASE)
   staging-version TAG  print the k8s.io/* staging module version for a release tag
   packages TREE        read changed paths (one per line) on stdin, print the Go packages covering them
+  guards               read changed paths (one per line) on stdin, print the upstream test packages
+                       that guard the shared mechanisms they touch; "# why" lines say which
   fix-exec-bits DIR    make files that start with "#!" executable
 `
 
@@ -88,17 +90,27 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err := need(1); err != nil {
 			return err
 		}
-		var files []string
-		sc := bufio.NewScanner(stdin)
-		for sc.Scan() {
-			if f := strings.TrimSpace(sc.Text()); f != "" {
-				files = append(files, f)
-			}
-		}
-		if err := sc.Err(); err != nil {
+		files, err := readLines(stdin)
+		if err != nil {
 			return err
 		}
 		for _, p := range series.Packages(series.OSFS(args[0]), files) {
+			fmt.Fprintln(stdout, p)
+		}
+		return nil
+	case "guards":
+		if err := need(0); err != nil {
+			return err
+		}
+		files, err := readLines(stdin)
+		if err != nil {
+			return err
+		}
+		pkgs, reasons := series.Guards(files)
+		for _, r := range reasons {
+			fmt.Fprintf(stdout, "# %s\n", r)
+		}
+		for _, p := range pkgs {
 			fmt.Fprintln(stdout, p)
 		}
 		return nil
@@ -145,4 +157,16 @@ func version(dir string) (string, error) {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// readLines returns the non-empty lines of r, trimmed.
+func readLines(r io.Reader) ([]string, error) {
+	var lines []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, sc.Err()
 }

@@ -39,11 +39,15 @@ func TestRun(t *testing.T) {
 		"staging version":           {args: []string{"staging-version", "v1.33.13"}, want: "v0.33.13\n"},
 		"unknown tag":               {args: []string{"staging-version", "v1.33"}, wantErr: "not a Kubernetes release tag"},
 		"packages from stdin":       {args: []string{"packages", dir}, stdin: "README.md\n\n", want: ""},
-		"lint needs checksums":      {args: []string{"lint", dir}, wantErr: "SHA256SUMS"},
-		"write-sums":                {args: []string{"write-sums", sumsDir}, want: ""},
-		"missing argument":          {args: []string{"lint"}, wantErr: "lint takes 1 argument(s), got 0"},
-		"unknown command":           {args: []string{"frobnicate"}, wantErr: `unknown command "frobnicate"`},
-		"no command":                {args: nil, wantErr: "missing command"},
+		"guards from stdin": {
+			args: []string{"guards"}, stdin: "README.md\npkg/apis/core/types.go\n",
+			want: "# API types, conversions or generated API code (pkg/apis/core/types.go)\n./pkg/api/testing\n./staging/src/k8s.io/api\n",
+		},
+		"lint needs checksums": {args: []string{"lint", dir}, wantErr: "SHA256SUMS"},
+		"write-sums":           {args: []string{"write-sums", sumsDir}, want: ""},
+		"missing argument":     {args: []string{"lint"}, wantErr: "lint takes 1 argument(s), got 0"},
+		"unknown command":      {args: []string{"frobnicate"}, wantErr: `unknown command "frobnicate"`},
+		"no command":           {args: nil, wantErr: "missing command"},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

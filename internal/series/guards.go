@@ -1,0 +1,59 @@
+package series
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// A guard is a set of upstream test packages that protect a mechanism shared by
+// many packages: the tests of the changed packages alone do not exercise it.
+type guard struct {
+	// why says in a few words what the guard protects, for the log.
+	why string
+	// match selects the changed files that touch the mechanism.
+	match *regexp.Regexp
+	// pkgs are the guarding test packages, as "./dir" patterns for go test.
+	pkgs []string
+}
+
+// guards are the shared mechanisms the series touches today. API types and
+// their generated code are guarded by the generic round-trip and fuzzing
+// tests (pkg/api/testing: every internal kind through every served version)
+// and by the API compatibility fixtures (staging/src/k8s.io/api); a lossy
+// hand-written conversion passes every test of its own package and fails
+// only there.
+var guards = []guard{{
+	why: "API types, conversions or generated API code",
+	match: regexp.MustCompile(`^(pkg/apis/[^/]+(/v[0-9][^/]*)?|staging/src/k8s\.io/api/[^/]+/v[0-9][^/]*)/` +
+		`(types\.go|conversion\.go|zz_generated\.[a-z_]+\.go|generated\.pb\.go|generated\.proto)$`),
+	pkgs: []string{"./pkg/api/testing", "./staging/src/k8s.io/api"},
+}}
+
+// Guards maps files changed by the series (paths relative to the tree root) to
+// the upstream test packages that guard the shared mechanisms these files
+// touch, sorted, each once. The reasons are returned beside them, one per
+// guard that matched, for the log.
+func Guards(files []string) (pkgs, reasons []string) {
+	seen := map[string]bool{}
+	for _, g := range guards {
+		for _, f := range files {
+			f = path.Clean(strings.TrimPrefix(f, "./"))
+			if !g.match.MatchString(f) {
+				continue
+			}
+			reasons = append(reasons, g.why+" ("+f+")")
+			for _, p := range g.pkgs {
+				seen[p] = true
+			}
+			break
+		}
+	}
+	pkgs = make([]string, 0, len(seen))
+	for p := range seen {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	return pkgs, reasons
+}

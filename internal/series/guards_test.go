@@ -1,0 +1,50 @@
+package series
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestGuards(t *testing.T) {
+	t.Parallel()
+	apiGuards := []string{"./pkg/api/testing", "./staging/src/k8s.io/api"}
+	testCases := map[string]struct {
+		files       []string
+		want        []string
+		wantReasons int
+	}{
+		"internal types":  {files: []string{"pkg/apis/core/types.go"}, want: apiGuards, wantReasons: 1},
+		"versioned types": {files: []string{"staging/src/k8s.io/api/resource/v1alpha3/types.go"}, want: apiGuards, wantReasons: 1},
+		"hand-written conversion": {
+			files: []string{"pkg/apis/resource/v1alpha3/conversion.go"}, want: apiGuards, wantReasons: 1,
+		},
+		"generated conversion": {
+			files: []string{"./pkg/apis/resource/v1alpha3/zz_generated.conversion.go"}, want: apiGuards, wantReasons: 1,
+		},
+		"generated deepcopy": {files: []string{"pkg/apis/core/zz_generated.deepcopy.go"}, want: apiGuards, wantReasons: 1},
+		"protobuf":           {files: []string{"staging/src/k8s.io/api/core/v1/generated.pb.go"}, want: apiGuards, wantReasons: 1},
+		"proto definition":   {files: []string{"staging/src/k8s.io/api/core/v1/generated.proto"}, want: apiGuards, wantReasons: 1},
+		"many matches count once": {
+			files: []string{"pkg/apis/core/types.go", "staging/src/k8s.io/api/core/v1/types.go"}, want: apiGuards, wantReasons: 1,
+		},
+		"validation is not an API type": {files: []string{"pkg/apis/core/validation/validation.go"}, want: []string{}},
+		"registry strategy":             {files: []string{"pkg/registry/core/pod/strategy.go"}, want: []string{}},
+		"types.go elsewhere":            {files: []string{"pkg/scheduler/framework/types.go"}, want: []string{}},
+		"client-go apply configurations": {
+			files: []string{"staging/src/k8s.io/client-go/applyconfigurations/core/v1/podstatus.go"}, want: []string{},
+		},
+		"nothing changed": {want: []string{}},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, reasons := Guards(tc.files)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Guards(%q) = %q, want %q", tc.files, got, tc.want)
+			}
+			if len(reasons) != tc.wantReasons {
+				t.Errorf("Guards(%q) gave reasons %q, want %d", tc.files, reasons, tc.wantReasons)
+			}
+		})
+	}
+}
