@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -10,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // The v0.33 client types do not know extendedResourceName, so these specs
@@ -77,26 +80,81 @@ var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
 	})
 })
 
-// Beyond upstream (patch 0009): skip with -ginkgo.label-filter=!beyond-upstream
-// against clusters of other builds.
+// Beyond upstream (patch 0008): skip with -ginkgo.label-filter=!beyond-upstream
+// against clusters of other builds. Pods are created with dryRun=All: the
+// apiserver validates them and returns its warnings, and nothing is scheduled.
 var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream"), func() {
-	DescribeTable("are rejected when the quantity is not a whole, positive device count",
-		func(ctx context.Context, limit, request, want string) {
+	implicitPod := func(limit, request string) *v1.Pod {
+		name := v1.ResourceName("deviceclass.resource.kubernetes.io/" + *className)
+		pod := shellPod("quantity")
+		if limit != "" {
+			pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{name: resource.MustParse(limit)}
+		}
+		if request != "" {
+			pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{name: resource.MustParse(request)}
+		}
+		return pod
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+
+	DescribeTable("are rejected when the quantity is not a whole number of devices, or a request is below its limit",
+		func(ctx context.Context, limit, request, field, want string) {
 			requireGate("DRAExtendedResource")
 			ns := newNamespace(ctx)
-			name := v1.ResourceName("deviceclass.resource.kubernetes.io/" + *className)
-			pod := shellPod("quantity")
-			pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{name: resource.MustParse(limit)}
-			if request != "" {
-				pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{name: resource.MustParse(request)}
-			}
-			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-			Expect(err).To(HaveOccurred(), "the apiserver accepted %s: %s", name, limit)
-			Expect(err.Error()).To(ContainSubstring("spec.containers[0].resources."))
+			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
+			Expect(err).To(HaveOccurred(), "the apiserver accepted limit %q, request %q", limit, request)
+			Expect(err.Error()).To(ContainSubstring("spec.containers[0].resources." + field + "[deviceclass.resource.kubernetes.io/" + *className + "]"))
+			Expect(err.Error()).To(ContainSubstring(`container "app"`))
 			Expect(err.Error()).To(ContainSubstring(want))
 		},
-		Entry("a fraction", "500m", "", "must be an integer"),
-		Entry("zero", "0", "", "must be greater than zero"),
-		Entry("a request below the limit", "2", "1", "devices cannot be overcommitted"),
+		Entry("a fractional limit", "500m", "", "limits", "must be a whole number"),
+		Entry("a fractional request without a limit", "", "1500m", "requests", "must be a whole number"),
+		Entry("a request below the limit", "2", "1", "requests", "cannot be overcommitted"),
+	)
+
+	DescribeTable("are accepted as upstream accepts them",
+		func(ctx context.Context, limit, request, wantWarning string) {
+			requireGate("DRAExtendedResource")
+			ns := newNamespace(ctx)
+			warnings := &warningRecorder{}
+			config := rest.CopyConfig(cluster.config)
+			config.WarningHandler = warnings
+			client, err := kubernetes.NewForConfig(config)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
+			Expect(err).NotTo(HaveOccurred())
+			if wantWarning == "" {
+				Expect(warnings.list()).To(BeEmpty())
+				return
+			}
+			Expect(warnings.list()).To(ContainElement(And(
+				ContainSubstring(`container "app"`),
+				ContainSubstring("deviceclass.resource.kubernetes.io/"+*className),
+				ContainSubstring(wantWarning))))
+		},
+		Entry("zero, with a warning", "0", "", "asks for 0 devices"),
+		Entry("a request without a limit", "", "1", ""),
+		Entry("whole devices, request equal to limit", "2", "2", ""),
 	)
 })
+
+// warningRecorder keeps the warnings that the apiserver returns.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warnings = append(w.warnings, text)
+}
+
+func (w *warningRecorder) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.warnings...)
+}
