@@ -22,7 +22,7 @@ export KIND_CONFIG
 export KEEP_DOCKER
 export NODE_IMAGE
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image cluster-deps up down demo e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -77,6 +77,12 @@ demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidi
 
 e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 	@bash scripts/e2e.sh
+
+staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into a file module proxy (_output/staging)
+	@bash scripts/staging.sh
+
+staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
+	@bash scripts/staging.sh --sums
 
 docker-up: ## Start draext's own Docker engine for the kind targets (Debian docker.io, private socket, no pulls)
 	@bash scripts/docker-engine.sh up

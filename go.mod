@@ -4,6 +4,7 @@ go 1.24.0
 
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
+	golang.org/x/mod v0.21.0
 	google.golang.org/grpc v1.68.1
 	k8s.io/api v0.33.13
 	k8s.io/apimachinery v0.33.13

@@ -7,39 +7,28 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
-// The v0.33 client types do not know extendedResourceName, so these specs
-// use the dynamic client: what the apiserver stores and serves is checked,
-// not what a typed client would keep.
-var (
-	deviceClassesV1beta1 = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}
-	deviceClassesV1beta2 = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "deviceclasses"}
-)
+// The typed fields come from the patched k8s.io modules that make staging
+// exports (see staging/README.md): what the apiserver stores and serves is
+// read through them.
 
-func deviceClass(extendedResourceName string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "resource.k8s.io/v1beta1",
-		"kind":       "DeviceClass",
-		"metadata":   map[string]any{"generateName": "draext-e2e-"},
-		"spec":       map[string]any{"extendedResourceName": extendedResourceName},
-	}}
-}
-
-func createDeviceClass(ctx context.Context, extendedResourceName string) (*unstructured.Unstructured, error) {
-	obj, err := cluster.dynamic.Resource(deviceClassesV1beta1).Create(ctx, deviceClass(extendedResourceName), metav1.CreateOptions{})
+func createDeviceClass(ctx context.Context, extendedResourceName string) (*resourcev1beta1.DeviceClass, error) {
+	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourcev1beta1.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-"},
+		Spec:       resourcev1beta1.DeviceClassSpec{ExtendedResourceName: &extendedResourceName},
+	}, metav1.CreateOptions{})
 	if err == nil {
 		DeferCleanup(func(ctx context.Context) {
-			Expect(cluster.dynamic.Resource(deviceClassesV1beta1).Delete(ctx, obj.GetName(), metav1.DeleteOptions{})).To(Succeed())
+			Expect(cluster.client.ResourceV1beta1().DeviceClasses().Delete(ctx, class.Name, metav1.DeleteOptions{})).To(Succeed())
 		})
 	}
-	return obj, err
+	return class, err
 }
 
 var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
@@ -47,12 +36,9 @@ var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
 		requireGate("DRAExtendedResource")
 		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
 		Expect(err).NotTo(HaveOccurred())
-		got, err := cluster.dynamic.Resource(deviceClassesV1beta2).Get(ctx, created.GetName(), metav1.GetOptions{})
+		got, err := cluster.client.ResourceV1beta2().DeviceClasses().Get(ctx, created.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		name, found, err := unstructured.NestedString(got.Object, "spec", "extendedResourceName")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(found).To(BeTrue(), "v1beta2 serves the field")
-		Expect(name).To(Equal("example.com/e2e-gpu"))
+		Expect(got.Spec.ExtendedResourceName).To(HaveValue(Equal("example.com/e2e-gpu")), "v1beta2 serves the field")
 	})
 
 	DescribeTable("rejects invalid names with an error that names the field",
@@ -75,8 +61,7 @@ var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
 		}
 		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
 		Expect(err).NotTo(HaveOccurred())
-		_, found, _ := unstructured.NestedString(created.Object, "spec", "extendedResourceName")
-		Expect(found).To(BeFalse(), "the field must be dropped")
+		Expect(created.Spec.ExtendedResourceName).To(BeNil(), "the field must be dropped")
 	})
 })
 

@@ -52,3 +52,17 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.6.0 // indirect
 )
+
+// The patched staging modules exported by make staging (see staging/README.md).
+replace (
+	k8s.io/api => k8s.io/api v0.33.13-draext.1
+	k8s.io/apimachinery => k8s.io/apimachinery v0.33.13-draext.1
+	k8s.io/apiserver => k8s.io/apiserver v0.33.13-draext.1
+	k8s.io/client-go => k8s.io/client-go v0.33.13-draext.1
+	k8s.io/component-base => k8s.io/component-base v0.33.13-draext.1
+	k8s.io/component-helpers => k8s.io/component-helpers v0.33.13-draext.1
+	k8s.io/cri-api => k8s.io/cri-api v0.33.13-draext.1
+	k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.33.13-draext.1
+	k8s.io/kms => k8s.io/kms v0.33.13-draext.1
+	k8s.io/kubelet => k8s.io/kubelet v0.33.13-draext.1
+)

@@ -16,7 +16,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,9 +30,8 @@ var (
 
 // cluster is what every spec uses.
 var cluster struct {
-	config  *rest.Config
-	client  kubernetes.Interface
-	dynamic dynamic.Interface
+	config *rest.Config
+	client kubernetes.Interface
 	// gates are the feature gates of the kube-apiserver, from its
 	// kubernetes_feature_enabled metric.
 	gates map[string]bool
@@ -61,8 +59,6 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	config.QPS, config.Burst = 50, 100
 	cluster.config = config
 	cluster.client, err = kubernetes.NewForConfig(config)
-	Expect(err).NotTo(HaveOccurred())
-	cluster.dynamic, err = dynamic.NewForConfig(config)
 	Expect(err).NotTo(HaveOccurred())
 	version, err := cluster.client.Discovery().ServerVersion()
 	Expect(err).NotTo(HaveOccurred(), "the cluster in %s does not answer", path)

@@ -3,6 +3,7 @@
 # cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI).
 # Objects and events of failed specs are saved in _output/e2e-artifacts.
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/staging-lib.sh"
 
 if [[ -z ${KUBECONFIG:-} ]]; then
 	[[ -f $KUBECONFIG_FILE ]] || die "KUBECONFIG is not set and no local cluster is running" "make up, or KUBECONFIG=<file> make e2e"
@@ -16,11 +17,13 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 rm -rf "$E2E_ARTIFACTS"
+# The suite reads the new API fields typed, through the exported staging modules.
+"$DRAEXT_ROOT/scripts/staging.sh"
 log "e2e suite against $KUBECONFIG"
 start=$(now_s)
 color=()
 [[ -t 1 ]] || color=(-ginkgo.no-color)
 # shellcheck disable=SC2086 # E2E_ARGS is a list of flags
-(cd "$DRAEXT_ROOT/e2e" && GOWORK=off go test -v -count=1 -timeout 30m . -args -ginkgo.v "${color[@]}" ${E2E_ARGS:-}) ||
+(cd "$DRAEXT_ROOT/e2e" && staging_go test -v -count=1 -timeout 30m . -args -ginkgo.v "${color[@]}" ${E2E_ARGS:-}) ||
 	die "the e2e suite failed" "objects and events of failed specs: ${E2E_ARTIFACTS#"$DRAEXT_ROOT"/}"
 log "e2e suite passed ($(($(now_s) - start))s)"

@@ -12,22 +12,24 @@
 #     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
 #     patched tree's API fixtures and the objects its apiserver served in step 5;
-#  7. the local cluster: make up NODES=2 (patched binaries, example driver as host
+#  7. the staging modules: make staging (exported twice, byte-identical), the
+#     consumers' go.sum checked against it, staging/example built and tested,
+#     the e2e suite vetted against it;
+#  8. the local cluster: make up NODES=2 (patched binaries, example driver as host
 #     processes, a DRA node and a device-plugin node), then NODES=1 with the driver
 #     as a DaemonSet from overlays/; each time the e2e suite and the demo, then
 #     make down PURGE=1, also when something failed. SKIP_CLUSTER=1 skips it.
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/staging-lib.sh"
 
 need_base_tools
 need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROOT)/bin on PATH"
 start=$(now_s)
-step() { log "[$1/7] $2"; }
+step() { log "[$1/8] $2"; }
 
 step 1 "gofmt, go vet and unit tests of draext's own Go code"
-unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat e2e)
+unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat e2e staging)
 [[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...)
-(cd "$DRAEXT_ROOT/e2e" && GOWORK=off go vet ./...)
 # go-nvml's cgo bindings call deprecated NVML functions; keep gcc quiet about it.
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go test -count=1 ./...)
 
@@ -91,7 +93,13 @@ wire_env=()
 [[ -n $(ls -A "$OUTPUT_DIR/wire" 2>/dev/null) ]] && wire_env=(DRAEXT_WIRE_DIR="$OUTPUT_DIR/wire")
 (cd "$DRAEXT_ROOT/compat/upstream" && env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" GOWORK=off go test -count=1 -v ./...)
 
-step 7 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
+step 7 "staging modules: export, reproducibility, staging/example, e2e vet"
+"$DRAEXT_ROOT/scripts/staging.sh" --verify
+(cd "$DRAEXT_ROOT/staging/example" && staging_go vet ./... && staging_go test -count=1 ./... && staging_go build -o "$TOOLS_DIR/staging-example" .)
+(cd "$DRAEXT_ROOT/e2e" && staging_go vet ./...)
+info "staging/example and the e2e suite build against the exported modules"
+
+step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
 # cluster_check ENV...: one cluster with ENV, the suite and the demo against
 # it, and proof that make down leaves nothing behind.
 cluster_check() {
