@@ -112,15 +112,28 @@ func (d *Driver) MarkUnhealthy(ctx context.Context, e gpu.HealthEvent) error {
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	logger := klog.FromContext(ctx)
 	result := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, claim := range claims {
 		res, err := d.prepare(ctx, claim)
 		if err != nil {
+			logger.Error(err, "Preparing claim failed", "claim", klog.KObj(claim), "uid", claim.UID)
 			res = kubeletplugin.PrepareResult{Err: err}
+		} else {
+			logger.Info("Prepared claim", "claim", klog.KObj(claim), "uid", claim.UID, "devices", deviceNames(res))
 		}
 		result[claim.UID] = res
 	}
 	return result, nil
+}
+
+// deviceNames lists the prepared devices as <pool>/<device>, for the log.
+func deviceNames(res kubeletplugin.PrepareResult) []string {
+	names := make([]string, 0, len(res.Devices))
+	for _, d := range res.Devices {
+		names = append(names, d.PoolName+"/"+d.DeviceName)
+	}
+	return names
 }
 
 func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) (kubeletplugin.PrepareResult, error) {
@@ -157,9 +170,17 @@ func (d *Driver) checkHealthy(requests map[string][]string) error {
 
 // UnprepareResourceClaims implements kubeletplugin.DRAPlugin.
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	logger := klog.FromContext(ctx)
 	result := make(map[types.UID]error, len(claims))
 	for _, claim := range claims {
-		result[claim.UID] = d.cfg.State.Unprepare(ctx, string(claim.UID))
+		ref := klog.KRef(claim.Namespace, claim.Name)
+		err := d.cfg.State.Unprepare(ctx, string(claim.UID))
+		if err != nil {
+			logger.Error(err, "Unpreparing claim failed", "claim", ref, "uid", claim.UID)
+		} else {
+			logger.Info("Unprepared claim", "claim", ref, "uid", claim.UID)
+		}
+		result[claim.UID] = err
 	}
 	return result, nil
 }

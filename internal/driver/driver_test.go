@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 
@@ -103,7 +104,10 @@ func TestAllocatedGPUs(t *testing.T) {
 // TestDriver runs the plugin on real gRPC sockets the way the kubelet calls
 // it, with a fake API server behind the kubeletplugin helper.
 func TestDriver(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	// Default verbosity, buffered: prepare and unprepare must be visible
+	// without -v.
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(context.Background(), logger)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dir := testutil.SocketDir(t, "drv")
@@ -203,6 +207,22 @@ func TestDriver(t *testing.T) {
 	if _, err := os.Stat(writer.SpecPath("uid-1")); !os.IsNotExist(err) {
 		t.Errorf("CDI spec still there after unprepare: %v", err)
 	}
+
+	// One line per claim and outcome, naming the claim, its UID and devices.
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	for _, want := range [][]string{
+		{`INFO`, `Prepared claim `, `claim="default/claim-1" uid="uid-1" devices=["node-a/gpu-2","node-a/gpu-4"]`},
+		{`ERROR`, `Preparing claim failed err=`, `is unhealthy (XID 79)`, `claim="default/claim-2" uid="uid-2"`},
+		{`INFO`, `Unprepared claim `, `claim="default/claim-1" uid="uid-1"`},
+		{`INFO`, `Unprepared claim `, `claim="default/gone" uid="uid-never-prepared"`},
+	} {
+		if !hasLine(logs, want...) {
+			t.Errorf("no log line has all of %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "Checkpointed") {
+		t.Errorf("verbosity-2 lines logged at verbosity 0:\n%s", logs)
+	}
 }
 
 // generateNames gives created objects a name from their generateName, as
@@ -241,4 +261,18 @@ func waitForSliceDevices(ctx context.Context, t *testing.T, client *fake.Clients
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// hasLine reports whether one line of logs contains all parts.
+func hasLine(logs string, parts ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

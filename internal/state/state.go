@@ -5,11 +5,8 @@ package state
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 
@@ -18,22 +15,6 @@ import (
 	"github.com/draext/draext/internal/cdi"
 	"github.com/draext/draext/internal/gpu"
 )
-
-// checkpointVersion changes whenever the file format does.
-const checkpointVersion = "draext.gpu/v1"
-
-// PreparedClaim is one claim as the checkpoint records it.
-type PreparedClaim struct {
-	// Requests maps each request of the claim to its GPUs' UUIDs.
-	Requests map[string][]string `json:"requests"`
-	// CDIDeviceIDs maps each request to the CDI device that serves it.
-	CDIDeviceIDs map[string]string `json:"cdiDeviceIDs"`
-}
-
-type checkpoint struct {
-	Version string                   `json:"version"`
-	Claims  map[string]PreparedClaim `json:"claims"`
-}
 
 // State prepares and unprepares claims. It is safe for concurrent use: all
 // operations are serialized by one lock (each is a file write or two, about a
@@ -51,26 +32,13 @@ type State struct {
 // New loads the checkpoint at path (a missing file is an empty state) for a
 // node with the given GPUs.
 func New(ctx context.Context, devices []gpu.Device, writer *cdi.Writer, path string) (*State, error) {
-	s := &State{devices: map[string]gpu.Device{}, cdi: writer, checkpoint: path, claims: map[string]PreparedClaim{}}
+	claims, err := loadCheckpoint(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{devices: map[string]gpu.Device{}, cdi: writer, checkpoint: path, claims: claims}
 	for _, d := range devices {
 		s.devices[d.UUID] = d
-	}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return nil, fmt.Errorf("read checkpoint: %w", err)
-	}
-	var cp checkpoint
-	if err := json.Unmarshal(data, &cp); err != nil {
-		return nil, fmt.Errorf("checkpoint %s is corrupt: %w", path, err)
-	}
-	if cp.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint %s has version %q, this driver reads %q", path, cp.Version, checkpointVersion)
-	}
-	for uid, c := range cp.Claims {
-		s.claims[uid] = c
 	}
 	klog.FromContext(ctx).V(2).Info("Loaded checkpoint", "path", path, "claims", len(s.claims))
 	return s, nil
@@ -79,27 +47,30 @@ func New(ctx context.Context, devices []gpu.Device, writer *cdi.Writer, path str
 // Prepare makes the GPUs of a claim available to containers: it writes the
 // claim's CDI spec and records the claim, and returns the CDI device ID of
 // each request. requests maps request names to GPU UUIDs of this node.
+//
+// Preparing a prepared claim again with the same GPUs writes its CDI spec
+// again, from the checkpoint, byte for byte as before: after a reboot the
+// checkpoint (kept on disk) still lists the claim, but the spec (on tmpfs)
+// is gone, and the kubelet prepares the claim again.
 func (s *State) Prepare(ctx context.Context, claimUID string, requests map[string][]string) (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, ok := s.claims[claimUID]; ok {
-		if sameRequests(prev.Requests, requests) {
-			return prev.CDIDeviceIDs, nil
+		if !sameRequests(prev.Requests, requests) {
+			return nil, fmt.Errorf("claim %s is already prepared with other devices; unprepare it first", claimUID)
 		}
-		return nil, fmt.Errorf("claim %s is already prepared with other devices; unprepare it first", claimUID)
+		devices, err := s.devicesOf(claimUID, prev.Requests, claimUID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.cdi.Write(claimUID, devices); err != nil {
+			return nil, fmt.Errorf("claim %s: write its CDI spec again: %w", claimUID, err)
+		}
+		return prev.CDIDeviceIDs, nil
 	}
-	devices := map[string][]gpu.Device{}
-	for request, uuids := range requests {
-		for _, uuid := range uuids {
-			d, ok := s.devices[uuid]
-			if !ok {
-				return nil, fmt.Errorf("claim %s, request %q: GPU %s is not on this node", claimUID, request, uuid)
-			}
-			if owner := s.ownerOf(uuid); owner != "" {
-				return nil, fmt.Errorf("claim %s, request %q: GPU %s is already prepared for claim %s", claimUID, request, uuid, owner)
-			}
-			devices[request] = append(devices[request], d)
-		}
+	devices, err := s.devicesOf(claimUID, requests, "")
+	if err != nil {
+		return nil, err
 	}
 	ids, err := s.cdi.Write(claimUID, devices)
 	if err != nil {
@@ -110,26 +81,52 @@ func (s *State) Prepare(ctx context.Context, claimUID string, requests map[strin
 		delete(s.claims, claimUID)
 		return nil, errors.Join(err, s.cdi.Remove(claimUID))
 	}
-	klog.FromContext(ctx).V(2).Info("Prepared claim", "claim", claimUID, "cdiDevices", ids)
+	klog.FromContext(ctx).V(2).Info("Checkpointed prepared claim", "claimUID", claimUID, "cdiDevices", ids)
 	return ids, nil
 }
 
-// Unprepare removes a claim's CDI spec and forgets it. An unknown claim is
-// not an error.
+// devicesOf looks up the GPUs of a claim's requests. A GPU that this node
+// does not have, or that a claim other than owner holds, is an error. The
+// caller holds s.mu.
+func (s *State) devicesOf(claimUID string, requests map[string][]string, owner string) (map[string][]gpu.Device, error) {
+	devices := map[string][]gpu.Device{}
+	for request, uuids := range requests {
+		for _, uuid := range uuids {
+			d, ok := s.devices[uuid]
+			if !ok {
+				return nil, fmt.Errorf("claim %s, request %q: GPU %s is not on this node", claimUID, request, uuid)
+			}
+			if holder := s.ownerOf(uuid); holder != "" && holder != owner {
+				return nil, fmt.Errorf("claim %s, request %q: GPU %s is already prepared for claim %s", claimUID, request, uuid, holder)
+			}
+			devices[request] = append(devices[request], d)
+		}
+	}
+	return devices, nil
+}
+
+// Unprepare forgets a claim and removes its CDI spec. An unknown claim is
+// not an error (its spec is still removed, should one be left). When the
+// checkpoint cannot be written, the claim stays prepared, in memory and on
+// disk, so that the kubelet's retry finds it: forgetting it in memory only
+// would leave its GPUs held by the checkpoint, and refused, after the next
+// restart.
 func (s *State) Unprepare(ctx context.Context, claimUID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.cdi.Remove(claimUID); err != nil {
-		return err
-	}
-	if _, ok := s.claims[claimUID]; !ok {
-		return nil
+	prev, ok := s.claims[claimUID]
+	if !ok {
+		return s.cdi.Remove(claimUID)
 	}
 	delete(s.claims, claimUID)
 	if err := s.save(); err != nil {
+		s.claims[claimUID] = prev
+		return fmt.Errorf("unprepare claim %s: %w", claimUID, err)
+	}
+	if err := s.cdi.Remove(claimUID); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).V(2).Info("Unprepared claim", "claim", claimUID)
+	klog.FromContext(ctx).V(2).Info("Checkpointed unprepared claim", "claimUID", claimUID)
 	return nil
 }
 
@@ -161,23 +158,9 @@ func (s *State) ownerOf(uuid string) string {
 	return ""
 }
 
-// save writes the checkpoint atomically. The caller holds s.mu.
+// save writes the checkpoint durably. The caller holds s.mu.
 func (s *State) save() error {
-	data, err := json.MarshalIndent(checkpoint{Version: checkpointVersion, Claims: s.claims}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.checkpoint), 0o755); err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	tmp := s.checkpoint + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, s.checkpoint); err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	return nil
+	return saveCheckpoint(s.checkpoint, s.claims)
 }
 
 func sameRequests(a, b map[string][]string) bool {

@@ -162,7 +162,11 @@ func TestCorruptCheckpoint(t *testing.T) {
 		content string
 		wantErr string
 	}{
-		"not JSON":      {content: "{", wantErr: "is corrupt"},
+		"not JSON": {content: "{", wantErr: "is corrupt"},
+		"truncated": {
+			content: `{"version":"draext.gpu/v1","claims":{"claim-a":{"requests":{"gpu":["GPU-`,
+			wantErr: "is corrupt (unexpected end of JSON input): move it away and restart the driver",
+		},
 		"other version": {content: `{"version":"draext.gpu/v0","claims":{}}`, wantErr: `has version "draext.gpu/v0"`},
 	}
 	for name, tc := range testCases {
@@ -222,5 +226,122 @@ func BenchmarkPrepare8GPUs(b *testing.B) {
 		if err := s.Unprepare(ctx, "claim-a"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// After a reboot the checkpoint (on disk) still lists a claim but its CDI
+// spec (on tmpfs) is gone, and the kubelet prepares the claim again: the spec
+// must come back, the same as before, or the container cannot start.
+func TestPrepareAfterRebootRewritesSpec(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	s := f.open(ctx, t)
+	requests := map[string][]string{"container-0-request-0": uuids(0, 1), "container-1-request-0": uuids(2)}
+	ids, err := s.Prepare(ctx, "claim-a", requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(f.writer.SpecPath("claim-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Reboot: the CDI root is empty, the driver starts from its checkpoint.
+	if err := os.RemoveAll(f.writer.Root); err != nil {
+		t.Fatal(err)
+	}
+	rebooted := f.open(ctx, t)
+	again, err := rebooted.Prepare(ctx, "claim-a", map[string][]string{"container-0-request-0": uuids(1, 0), "container-1-request-0": uuids(2)})
+	if err != nil {
+		t.Fatalf("Prepare after reboot: %v", err)
+	}
+	if len(again) != len(ids) || again["container-0-request-0"] != ids["container-0-request-0"] || again["container-1-request-0"] != ids["container-1-request-0"] {
+		t.Errorf("CDI IDs after reboot %v, before %v", again, ids)
+	}
+	after, err := os.ReadFile(f.writer.SpecPath("claim-a"))
+	if err != nil {
+		t.Fatalf("no CDI spec after Prepare following a reboot: %v", err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("CDI spec after reboot differs:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+// blockCheckpointWrites makes every checkpoint save fail: a directory sits
+// where the temporary file is written. The returned function removes it.
+func blockCheckpointWrites(t *testing.T, f *fixture) func() {
+	t.Helper()
+	tmp := filepath.Join(f.dir, "plugin", "checkpoint.json.tmp")
+	if err := os.MkdirAll(filepath.Join(tmp, "blocker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestUnprepareKeepsClaimWhenSaveFails(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	s := f.open(ctx, t)
+	ids, err := s.Prepare(ctx, "claim-a", map[string][]string{"gpu": uuids(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	unblock := blockCheckpointWrites(t, f)
+	if err := s.Unprepare(ctx, "claim-a"); err == nil {
+		t.Fatal("Unprepare succeeded although the checkpoint cannot be written")
+	}
+	// Nothing is lost: the claim is still prepared, here and on disk, so the
+	// kubelet's retry finds it and no GPU stays held by a forgotten claim.
+	if got := s.Claims(); len(got) != 1 || got[0] != "claim-a" {
+		t.Errorf("claims after a failed Unprepare: %v", got)
+	}
+	if got := f.open(ctx, t).Claims(); len(got) != 1 || got[0] != "claim-a" {
+		t.Errorf("checkpoint after a failed Unprepare: %v", got)
+	}
+	if again, err := s.Prepare(ctx, "claim-a", map[string][]string{"gpu": uuids(0)}); err != nil || again["gpu"] != ids["gpu"] {
+		t.Errorf("Prepare after a failed Unprepare = %v, %v; want %v", again, err, ids)
+	}
+
+	unblock()
+	if err := s.Unprepare(ctx, "claim-a"); err != nil {
+		t.Fatalf("retried Unprepare: %v", err)
+	}
+	if got := s.Claims(); len(got) != 0 {
+		t.Errorf("claims after the retry: %v", got)
+	}
+	if _, err := os.Stat(f.writer.SpecPath("claim-a")); !os.IsNotExist(err) {
+		t.Errorf("CDI spec still there after the retry: %v", err)
+	}
+	if got := f.open(ctx, t).Claims(); len(got) != 0 {
+		t.Errorf("checkpoint after the retry: %v", got)
+	}
+	// The GPU is free again.
+	if _, err := s.Prepare(ctx, "claim-b", map[string][]string{"gpu": uuids(0)}); err != nil {
+		t.Errorf("Prepare of the freed GPU: %v", err)
+	}
+}
+
+func TestPrepareRollsBackWhenSaveFails(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	s := f.open(ctx, t)
+	unblock := blockCheckpointWrites(t, f)
+	if _, err := s.Prepare(ctx, "claim-a", map[string][]string{"gpu": uuids(0)}); err == nil {
+		t.Fatal("Prepare succeeded although the checkpoint cannot be written")
+	}
+	if got := s.Claims(); len(got) != 0 {
+		t.Errorf("claims after a failed Prepare: %v", got)
+	}
+	if _, err := os.Stat(f.writer.SpecPath("claim-a")); !os.IsNotExist(err) {
+		t.Errorf("a failed Prepare left a CDI spec: %v", err)
+	}
+	unblock()
+	if _, err := s.Prepare(ctx, "claim-a", map[string][]string{"gpu": uuids(0)}); err != nil {
+		t.Errorf("retried Prepare: %v", err)
 	}
 }
