@@ -41,14 +41,14 @@ type Driver struct {
 	helper *kubeletplugin.Helper
 
 	mu        sync.Mutex
-	unhealthy map[string]uint64 // GPU UUID -> XID that made it unhealthy
+	unhealthy map[string]string // GPU UUID -> why it is unhealthy (gpu.HealthEvent.String)
 }
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
 
 // Start registers the plugin with the kubelet and publishes the GPUs.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
-	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]uint64{}}
+	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}}
 	for _, dev := range cfg.Devices {
 		d.byName[DeviceName(dev)] = dev
 	}
@@ -103,7 +103,7 @@ func (d *Driver) MarkUnhealthy(ctx context.Context, e gpu.HealthEvent) error {
 	d.mu.Lock()
 	for _, dev := range d.cfg.Devices {
 		if e.UUID == "" || e.UUID == dev.UUID {
-			d.unhealthy[dev.UUID] = e.XID
+			d.unhealthy[dev.UUID] = e.String()
 		}
 	}
 	d.mu.Unlock()
@@ -160,8 +160,8 @@ func (d *Driver) checkHealthy(requests map[string][]string) error {
 	var errs []error
 	for request, uuids := range requests {
 		for _, uuid := range uuids {
-			if xid, bad := d.unhealthy[uuid]; bad {
-				errs = append(errs, fmt.Errorf("request %q: GPU %s is unhealthy (XID %d)", request, uuid, xid))
+			if why, bad := d.unhealthy[uuid]; bad {
+				errs = append(errs, fmt.Errorf("request %q: GPU %s is unhealthy (%s)", request, uuid, why))
 			}
 		}
 	}

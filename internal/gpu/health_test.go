@@ -18,6 +18,8 @@ func TestWatchHealth(t *testing.T) {
 	type xid struct {
 		index int
 		code  uint64
+		// reason, if set, must be contained in the event's Reason.
+		reason string
 	}
 	testCases := map[string]struct {
 		// setup changes the mock before the watch starts.
@@ -26,25 +28,29 @@ func TestWatchHealth(t *testing.T) {
 		inject []xid
 		// want lists the indexes (-1: no device) and codes of the expected
 		// events, in order.
-		want    []xid
+		want []xid
+		// unregistered lists GPUs that must not be watched.
+		unregistered []int
+		// wantErr: WatchHealth returns this error after the events in want.
 		wantErr string
 	}{
 		"critical XID marks its GPU": {
-			inject: []xid{{2, 79}},
-			want:   []xid{{2, 79}},
+			inject: []xid{{2, 79, ""}},
+			want:   []xid{{2, 79, ""}},
 		},
 		"application XIDs are ignored": {
-			inject: []xid{{1, 13}, {1, 31}, {1, 43}, {1, 45}, {1, 68}, {1, 109}, {1, 48}},
-			want:   []xid{{1, 48}},
+			inject: []xid{{1, 13, ""}, {1, 31, ""}, {1, 43, ""}, {1, 45, ""}, {1, 68, ""}, {1, 109, ""}, {1, 48, ""}},
+			want:   []xid{{1, 48, ""}},
 		},
-		"GPU without XID events is not watched": {
+		"GPU without XID events is unmonitored, the others are watched": {
 			setup: func(srv *server.Server) {
 				srv.Devices[3].(*server.Device).GetSupportedEventTypesFunc = func() (uint64, nvml.Return) {
 					return 0, nvml.ERROR_NOT_SUPPORTED
 				}
 			},
-			inject: []xid{{4, 94}},
-			want:   []xid{{4, 94}},
+			unregistered: []int{3},
+			inject:       []xid{{4, 94, ""}},
+			want:         []xid{{4, 94, ""}},
 		},
 		"event without device affects all GPUs": {
 			setup: func(srv *server.Server) {
@@ -60,31 +66,74 @@ func TestWatchHealth(t *testing.T) {
 					return set, ret
 				}
 			},
-			inject: []xid{{0, 62}},
-			want:   []xid{{-1, 62}},
+			inject: []xid{{0, 62, ""}},
+			want:   []xid{{-1, 62, ""}},
 		},
-		"EventSetCreate fails": {
+		"EventSetCreate fails: every GPU is reported, then the error": {
 			setup: func(srv *server.Server) {
 				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return nil, nvml.ERROR_UNKNOWN }
 			},
+			want:    []xid{{-1, 0, "health cannot be watched: NVML EventSetCreate: ERROR_UNKNOWN"}},
 			wantErr: "NVML EventSetCreate: ERROR_UNKNOWN",
 		},
-		"RegisterEvents fails": {
+		"RegisterEvents fails for one GPU: it is reported, the others are watched": {
 			setup: func(srv *server.Server) {
-				srv.Devices[5].(*server.Device).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.ERROR_GPU_IS_LOST }
+				srv.Devices[5].(*server.Device).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.ERROR_UNKNOWN }
 			},
-			wantErr: "NVML DeviceRegisterEvents(" + DeterministicUUID("node-a", 5) + "): ERROR_GPU_IS_LOST",
+			unregistered: []int{5},
+			inject:       []xid{{0, 79, ""}},
+			want: []xid{
+				{5, 0, "health cannot be watched: NVML DeviceRegisterEvents(" + DeterministicUUID("node-a", 5) + "): ERROR_UNKNOWN"},
+				{0, 79, ""},
+			},
 		},
-		"EventSetWait fails": {
+		"handle of one GPU fails: it is reported, the others are watched": {
+			setup: func(srv *server.Server) {
+				get := srv.DeviceGetHandleByUUIDFunc
+				srv.DeviceGetHandleByUUIDFunc = func(uuid string) (nvml.Device, nvml.Return) {
+					if uuid == DeterministicUUID("node-a", 6) {
+						return nil, nvml.ERROR_UNKNOWN
+					}
+					return get(uuid)
+				}
+			},
+			unregistered: []int{6},
+			inject:       []xid{{7, 48, ""}},
+			want: []xid{
+				{6, 0, "health cannot be watched: NVML DeviceGetHandleByUUID(" + DeterministicUUID("node-a", 6) + "): ERROR_UNKNOWN"},
+				{7, 48, ""},
+			},
+		},
+		"EventSetWait fails for a while: the watch retries": {
 			setup: func(srv *server.Server) {
 				create := srv.EventSetCreateFunc
 				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
 					set, ret := create()
-					set.(*mock.EventSet).WaitFunc = func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_UNINITIALIZED }
+					wait := set.(*mock.EventSet).WaitFunc
+					failures := 3
+					set.(*mock.EventSet).WaitFunc = func(ms uint32) (nvml.EventData, nvml.Return) {
+						if failures > 0 {
+							failures--
+							return nvml.EventData{}, nvml.ERROR_UNKNOWN
+						}
+						return wait(ms)
+					}
 					return set, ret
 				}
 			},
-			wantErr: "NVML EventSetWait: ERROR_UNINITIALIZED",
+			inject: []xid{{1, 79, ""}},
+			want:   []xid{{1, 79, ""}},
+		},
+		"GPU lost while waiting: every GPU is reported": {
+			setup: func(srv *server.Server) {
+				create := srv.EventSetCreateFunc
+				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+					set, ret := create()
+					set.(*mock.EventSet).WaitFunc = func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST }
+					return set, ret
+				}
+			},
+			want: []xid{{-1, 0, "a GPU is lost: NVML EventSetWait: ERROR_GPU_IS_LOST"}},
 		},
 	}
 	for name, tc := range testCases {
@@ -105,18 +154,6 @@ func TestWatchHealth(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- WatchHealth(ctx, srv, uuids, func(e HealthEvent) { events <- e }) }()
 
-			if tc.wantErr != "" {
-				select {
-				case err := <-done:
-					var nvmlErr *NVMLError
-					if err == nil || !errors.As(err, &nvmlErr) || err.Error() != tc.wantErr {
-						t.Fatalf("got error %v, want NVMLError %q", err, tc.wantErr)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatal("WatchHealth did not fail")
-				}
-				return
-			}
 			for _, x := range tc.inject {
 				deadline := time.Now().Add(10 * time.Second)
 				for {
@@ -137,13 +174,28 @@ func TestWatchHealth(t *testing.T) {
 				}
 				select {
 				case e := <-events:
-					if e.UUID != wantUUID || e.XID != w.code {
-						t.Fatalf("got event %+v, want GPU %q XID %d", e, wantUUID, w.code)
+					if e.UUID != wantUUID || e.XID != w.code || !strings.Contains(e.Reason, w.reason) || (w.reason == "" && e.Reason != "") {
+						t.Fatalf("got event %+v, want GPU %q XID %d reason %q", e, wantUUID, w.code, w.reason)
 					}
-				case err := <-done:
-					t.Fatalf("WatchHealth ended early: %v", err)
 				case <-time.After(10 * time.Second):
 					t.Fatalf("no event for XID %d of GPU %d", w.code, w.index)
+				}
+			}
+			if tc.wantErr != "" {
+				select {
+				case err := <-done:
+					var nvmlErr *NVMLError
+					if err == nil || !errors.As(err, &nvmlErr) || err.Error() != tc.wantErr {
+						t.Fatalf("got error %v, want NVMLError %q", err, tc.wantErr)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("WatchHealth did not fail")
+				}
+				return
+			}
+			for _, index := range tc.unregistered {
+				if err := InjectXID(srv, index, 79); err == nil || !strings.Contains(err.Error(), "nobody watches") {
+					t.Errorf("GPU %d: InjectXID = %v, want it not watched", index, err)
 				}
 			}
 			select {
