@@ -295,7 +295,8 @@ else
 	for i in $(seq 1 "$NODES"); do
 		ip=$(node_ip "$i") nd=$(node_dir "$i")
 		mode=$(node_mode "$i")
-		args=(--mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver")
+		# -v=2 adds the checkpoint and health details to the per-claim lines.
+		args=(--mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver" -v=2)
 		if [[ $mode == dra ]]; then
 			args+=(--kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi"
 				--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry"
