@@ -13,6 +13,21 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
+type waitFunc = func(ms uint32) (nvml.EventData, nvml.Return)
+
+// wrapWait replaces nvmlEventSetWait of every event set that srv creates by
+// what wrap makes of the mock's own.
+func wrapWait(srv *server.Server, wrap func(waitFunc) waitFunc) {
+	create := srv.EventSetCreateFunc
+	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+		set, ret := create()
+		if es, ok := set.(*mock.EventSet); ok {
+			es.WaitFunc = wrap(es.WaitFunc)
+		}
+		return set, ret
+	}
+}
+
 func TestWatchHealth(t *testing.T) {
 	t.Parallel()
 	type xid struct {
@@ -54,17 +69,13 @@ func TestWatchHealth(t *testing.T) {
 		},
 		"event without device affects all GPUs": {
 			setup: func(srv *server.Server) {
-				create := srv.EventSetCreateFunc
-				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-					set, ret := create()
-					wait := set.(*mock.EventSet).WaitFunc
-					set.(*mock.EventSet).WaitFunc = func(ms uint32) (nvml.EventData, nvml.Return) {
+				wrapWait(srv, func(wait waitFunc) waitFunc {
+					return func(ms uint32) (nvml.EventData, nvml.Return) {
 						e, ret := wait(ms)
 						e.Device = nil
 						return e, ret
 					}
-					return set, ret
-				}
+				})
 			},
 			inject: []xid{{0, 62, ""}},
 			want:   []xid{{-1, 62, ""}},
@@ -106,32 +117,25 @@ func TestWatchHealth(t *testing.T) {
 		},
 		"EventSetWait fails for a while: the watch retries": {
 			setup: func(srv *server.Server) {
-				create := srv.EventSetCreateFunc
-				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-					set, ret := create()
-					wait := set.(*mock.EventSet).WaitFunc
+				wrapWait(srv, func(wait waitFunc) waitFunc {
 					failures := 3
-					set.(*mock.EventSet).WaitFunc = func(ms uint32) (nvml.EventData, nvml.Return) {
+					return func(ms uint32) (nvml.EventData, nvml.Return) {
 						if failures > 0 {
 							failures--
 							return nvml.EventData{}, nvml.ERROR_UNKNOWN
 						}
 						return wait(ms)
 					}
-					return set, ret
-				}
+				})
 			},
 			inject: []xid{{1, 79, ""}},
 			want:   []xid{{1, 79, ""}},
 		},
 		"GPU lost while waiting: every GPU is reported": {
 			setup: func(srv *server.Server) {
-				create := srv.EventSetCreateFunc
-				srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-					set, ret := create()
-					set.(*mock.EventSet).WaitFunc = func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST }
-					return set, ret
-				}
+				wrapWait(srv, func(waitFunc) waitFunc {
+					return func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST }
+				})
 			},
 			want: []xid{{-1, 0, "a GPU is lost: NVML EventSetWait: ERROR_GPU_IS_LOST"}},
 		},
