@@ -110,6 +110,13 @@ cluster_check() {
 	env "$@" bash "$DRAEXT_ROOT/scripts/cluster-up.sh"
 	bash "$DRAEXT_ROOT/scripts/e2e.sh"
 	bash "$DRAEXT_ROOT/scripts/demo.sh"
+	# staging/example, built on the exported modules, reads the typed field from
+	# the real apiserver.
+	local classes
+	classes=$("$TOOLS_DIR/staging-example" -kubeconfig "$OUTPUT_DIR/cluster/kubeconfig")
+	info "staging/example lists: $(tr '\n' ';' <<<"$classes")"
+	grep -qE '^gpu\.draext\.dev +nvidia\.com/gpu, deviceclass\.resource\.kubernetes\.io/gpu\.draext\.dev$' <<<"$classes" ||
+		die "staging/example did not list DeviceClass gpu.draext.dev with extendedResourceName nvidia.com/gpu"
 	trap - EXIT
 	PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster-down.sh"
 	leftovers=$(pgrep -fa "$OUTPUT_DIR/(bin|cluster/bin|tools/etcd)/" || true)
