@@ -23,12 +23,17 @@ type guard struct {
 // tests (pkg/api/testing: every internal kind through every served version)
 // and by the API compatibility fixtures (staging/src/k8s.io/api); a lossy
 // hand-written conversion passes every test of its own package and fails
-// only there.
+// only there. The structured allocator is guarded by the tests of the
+// scheduler plugin that calls it.
 var guards = []guard{{
 	why: "API types, conversions or generated API code",
 	match: regexp.MustCompile(`^(pkg/apis/[^/]+(/v[0-9][^/]*)?|staging/src/k8s\.io/api/[^/]+/v[0-9][^/]*)/` +
 		`(types\.go|conversion\.go|zz_generated\.[a-z_]+\.go|generated\.pb\.go|generated\.proto)$`),
 	pkgs: []string{"./pkg/api/testing", "./staging/src/k8s.io/api"},
+}, {
+	why:   "the structured allocator, which the scheduler's DRA plugin drives",
+	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/structured/`),
+	pkgs:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
 }}
 
 // Guards maps files changed by the series (paths relative to the tree root) to

@@ -33,7 +33,17 @@ func TestGuards(t *testing.T) {
 		"client-go apply configurations": {
 			files: []string{"staging/src/k8s.io/client-go/applyconfigurations/core/v1/podstatus.go"}, want: []string{},
 		},
-		"nothing changed": {want: []string{}},
+		"structured allocator": {
+			files: []string{"staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"},
+			want:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"}, wantReasons: 1,
+		},
+		"types and allocator": {
+			files:       []string{"pkg/apis/core/types.go", "staging/src/k8s.io/dynamic-resource-allocation/structured/allocator_test.go"},
+			want:        []string{"./pkg/api/testing", "./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/api"},
+			wantReasons: 2,
+		},
+		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
+		"nothing changed":        {want: []string{}},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
