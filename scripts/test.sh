@@ -44,14 +44,16 @@ mapfile -t pkgs < <(printf '%s\n' "${changed[@]}" | series_tool packages "$KUBE_
 info "the series changes ${#changed[@]} file(s) in ${#pkgs[@]} Go package(s): ${pkgs[*]:-none}"
 # Shared mechanisms are guarded by upstream tests outside the changed packages
 # (API types: the round-trip/fuzz tests and the API compatibility fixtures).
-guard_pkgs=()
+guard_pkgs=() race_pkgs=()
 while IFS= read -r line; do
 	case $line in
 	"#"*) info "guarded: ${line#\# }" ;;
+	"race "*) race_pkgs+=("${line#race }") ;;
 	*) printf '%s\n' "${pkgs[@]}" | grep -qxF -- "$line" || guard_pkgs+=("$line") ;;
 	esac
 done < <(printf '%s\n' "${changed[@]}" | series_tool guards)
 [[ ${#guard_pkgs[@]} -eq 0 ]] || info "guard packages also tested: ${guard_pkgs[*]}"
+[[ ${#race_pkgs[@]} -eq 0 ]] || info "concurrency tests also run with -race in: ${race_pkgs[*]}"
 
 step 3 "gofmt and go vet of what the series touches"
 if [[ ${#gofiles[@]} -gt 0 ]]; then
@@ -86,6 +88,9 @@ else
 	wire=$OUTPUT_DIR/wire
 	rm -rf "$wire"
 	(cd "$KUBE_TREE" && DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}" "${guard_pkgs[@]}")
+	if [[ ${#race_pkgs[@]} -gt 0 ]]; then
+		(cd "$KUBE_TREE" && go test -race -count=1 -run 'Concurrent' "${race_pkgs[@]}")
+	fi
 fi
 
 step 6 "wire compatibility: upstream k8s.io/api decodes what the patched tree writes"

@@ -24,7 +24,8 @@ commands:
   staging-version TAG  print the k8s.io/* staging module version for a release tag
   packages TREE        read changed paths (one per line) on stdin, print the Go packages covering them
   guards               read changed paths (one per line) on stdin, print the upstream test packages
-                       that guard the shared mechanisms they touch; "# why" lines say which
+                       that guard the shared mechanisms they touch; "# why" lines say which,
+                       "race PKG" lines name packages whose *Concurrent* tests run with -race
   fix-exec-bits DIR    make files that start with "#!" executable
 `
 
@@ -106,12 +107,15 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		pkgs, reasons := series.Guards(files)
+		pkgs, race, reasons := series.Guards(files)
 		for _, r := range reasons {
 			fmt.Fprintf(stdout, "# %s\n", r)
 		}
 		for _, p := range pkgs {
 			fmt.Fprintln(stdout, p)
+		}
+		for _, p := range race {
+			fmt.Fprintf(stdout, "race %s\n", p)
 		}
 		return nil
 	case "fix-exec-bits":

@@ -16,6 +16,9 @@ type guard struct {
 	match *regexp.Regexp
 	// pkgs are the guarding test packages, as "./dir" patterns for go test.
 	pkgs []string
+	// race are packages whose concurrency tests (named *Concurrent*) must
+	// also pass under the race detector.
+	race []string
 }
 
 // guards are the shared mechanisms the series touches today. API types and
@@ -34,14 +37,17 @@ var guards = []guard{{
 	why:   "the structured allocator, which the scheduler's DRA plugin drives",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/structured/`),
 	pkgs:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
+	// Filter calls the allocator for many nodes in parallel.
+	race: []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/dynamic-resource-allocation/structured"},
 }}
 
 // Guards maps files changed by the series (paths relative to the tree root) to
 // the upstream test packages that guard the shared mechanisms these files
-// touch, sorted, each once. The reasons are returned beside them, one per
-// guard that matched, for the log.
-func Guards(files []string) (pkgs, reasons []string) {
-	seen := map[string]bool{}
+// touch, and to the packages whose concurrency tests must pass under the race
+// detector, each sorted and each package once. The reasons are returned
+// beside them, one per guard that matched, for the log.
+func Guards(files []string) (pkgs, race, reasons []string) {
+	seen, seenRace := map[string]bool{}, map[string]bool{}
 	for _, g := range guards {
 		for _, f := range files {
 			f = path.Clean(strings.TrimPrefix(f, "./"))
@@ -52,13 +58,20 @@ func Guards(files []string) (pkgs, reasons []string) {
 			for _, p := range g.pkgs {
 				seen[p] = true
 			}
+			for _, p := range g.race {
+				seenRace[p] = true
+			}
 			break
 		}
 	}
-	pkgs = make([]string, 0, len(seen))
-	for p := range seen {
-		pkgs = append(pkgs, p)
+	return sortedKeys(seen), sortedKeys(seenRace), reasons
+}
+
+func sortedKeys(set map[string]bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
 	}
-	sort.Strings(pkgs)
-	return pkgs, reasons
+	sort.Strings(keys)
+	return keys
 }

@@ -8,9 +8,11 @@ import (
 func TestGuards(t *testing.T) {
 	t.Parallel()
 	apiGuards := []string{"./pkg/api/testing", "./staging/src/k8s.io/api"}
+	allocatorRace := []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/dynamic-resource-allocation/structured"}
 	testCases := map[string]struct {
 		files       []string
 		want        []string
+		wantRace    []string
 		wantReasons int
 	}{
 		"internal types":  {files: []string{"pkg/apis/core/types.go"}, want: apiGuards, wantReasons: 1},
@@ -34,12 +36,14 @@ func TestGuards(t *testing.T) {
 			files: []string{"staging/src/k8s.io/client-go/applyconfigurations/core/v1/podstatus.go"}, want: []string{},
 		},
 		"structured allocator": {
-			files: []string{"staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"},
-			want:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"}, wantReasons: 1,
+			files:    []string{"staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"},
+			want:     []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
+			wantRace: allocatorRace, wantReasons: 1,
 		},
 		"types and allocator": {
 			files:       []string{"pkg/apis/core/types.go", "staging/src/k8s.io/dynamic-resource-allocation/structured/allocator_test.go"},
 			want:        []string{"./pkg/api/testing", "./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/api"},
+			wantRace:    allocatorRace,
 			wantReasons: 2,
 		},
 		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
@@ -48,9 +52,12 @@ func TestGuards(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, reasons := Guards(tc.files)
+			got, race, reasons := Guards(tc.files)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Guards(%q) = %q, want %q", tc.files, got, tc.want)
+			}
+			if wantRace := tc.wantRace; !reflect.DeepEqual(race, wantRace) && (len(race) != 0 || len(wantRace) != 0) {
+				t.Errorf("Guards(%q) race packages = %q, want %q", tc.files, race, wantRace)
 			}
 			if len(reasons) != tc.wantReasons {
 				t.Errorf("Guards(%q) gave reasons %q, want %d", tc.files, reasons, tc.wantReasons)
