@@ -39,6 +39,10 @@ var guards = []guard{{
 	pkgs:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
 	// Filter calls the allocator for many nodes in parallel.
 	race: []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/dynamic-resource-allocation/structured"},
+}, {
+	why:   "the extended resource resolver, which scheduler plugins read concurrently",
+	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/extendedresource/`),
+	race:  []string{"./staging/src/k8s.io/dynamic-resource-allocation/extendedresource"},
 }}
 
 // Guards maps files changed by the series (paths relative to the tree root) to

@@ -46,6 +46,11 @@ func TestGuards(t *testing.T) {
 			wantRace:    allocatorRace,
 			wantReasons: 2,
 		},
+		"extended resource resolver": {
+			files:    []string{"staging/src/k8s.io/dynamic-resource-allocation/extendedresource/resolver.go"},
+			want:     []string{},
+			wantRace: []string{"./staging/src/k8s.io/dynamic-resource-allocation/extendedresource"}, wantReasons: 1,
+		},
 		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
 		"nothing changed":        {want: []string{}},
 	}
