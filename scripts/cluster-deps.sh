@@ -7,9 +7,6 @@
 # when it is already there at the pinned version.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.1.9}
-CRICTL_VERSION=${CRICTL_VERSION:-v1.34.0}
-CNI_VERSION=${CNI_VERSION:-v1.6.2}
 CLUSTER_DIR=$OUTPUT_DIR/cluster
 CBIN=$CLUSTER_DIR/bin
 IMAGES=$CLUSTER_DIR/images
@@ -82,17 +79,12 @@ image() { # NAME TAG ROOT ENTRYPOINT...
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-pause_src=$KUBE_TREE/build/pause/linux/pause.c
-[[ -f $pause_src ]] || bash "$DRAEXT_ROOT/scripts/fetch-upstream.sh"
-mkdir -p "$work/pause"
-gcc -Os -static -o "$work/pause/pause" "$pause_src" -DVERSION=3.10-draext || die "building pause failed"
-strip "$work/pause/pause" 2>/dev/null || true
-image pause 3.10 "$work/pause" /pause
+build_pause "$work/pause" "$PAUSE_TAG"
+image pause "$PAUSE_TAG" "$work/pause" /pause
 
-mkdir -p "$work/busybox/bin" "$work/busybox/etc" "$work/busybox/tmp"
-cp /bin/busybox "$work/busybox/bin/busybox"
-for applet in sh env cat ls sleep echo grep; do ln -sf busybox "$work/busybox/bin/$applet"; done
+busybox_root "$work/busybox" sh env cat ls sleep echo grep
+mkdir -p "$work/busybox/etc" "$work/busybox/tmp"
 echo 'root:x:0:0:root:/:/bin/sh' >"$work/busybox/etc/passwd"
-image busybox 1.35 "$work/busybox" /bin/sh
+image busybox "$BUSYBOX_TAG" "$work/busybox" /bin/sh
 
 log "cluster dependencies ready in ${CLUSTER_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"

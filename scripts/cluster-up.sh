@@ -212,7 +212,7 @@ state = '$nr/containerd'
   socket_path = '$nr/nri.sock'
 [plugins.'io.containerd.cri.v1.images']
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
-    sandbox = 'localhost/draext/pause:3.10'
+    sandbox = 'localhost/draext/pause:$PAUSE_TAG'
 [plugins.'io.containerd.cri.v1.runtime']
   enable_cdi = true
   cdi_spec_dirs = ['$nd/cdi']

@@ -10,7 +10,7 @@
 #
 # What a module-zip tree and this machine lack is supplied around the tree and
 # removed afterwards: a protoc answering upstream's version check (Debian's 3.21.12
-# writes the same bytes as 23.4), gogo.proto, goimports, and etcd 3.5.24.
+# writes the same bytes as 23.4), gogo.proto, goimports, and the pinned etcd.
 # Clients, listers and informers are not regenerated: the series adds no kind.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -41,7 +41,7 @@ chmod +x "$CODEGEN/shim/protoc"
 # goimports: go-to-protobuf runs it on every .pb.go. The version upstream pins.
 if [[ ! -x $CODEGEN/bin/goimports ]]; then
 	log "installing goimports"
-	(cd "$CODEGEN" && GOWORK=off GOBIN=$CODEGEN/bin go install golang.org/x/tools/cmd/goimports@v0.26.0)
+	(cd "$CODEGEN" && GOWORK=off GOBIN=$CODEGEN/bin go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION")
 fi
 
 # The hack scripts install their tools with GOPROXY=off into a cache under the
@@ -66,7 +66,7 @@ log "preparing the generators of the tree"
 # comes from third_party/etcd. Whatever is lent to the tree is taken back.
 made_gogo=false made_etcd=false
 gogo=$TREE/vendor/github.com/gogo/protobuf
-etcd_dir=$TREE/third_party/etcd-v3.5.24-linux-amd64
+etcd_dir=$TREE/third_party/etcd-v$ETCD_VERSION-linux-amd64
 restore() {
 	if $made_gogo; then rm -f "$gogo" && rmdir "$(dirname "$gogo")" "$(dirname "$(dirname "$gogo")")" 2>/dev/null || true; fi
 	if $made_etcd; then rm -rf "$TREE/third_party/etcd" "$etcd_dir"; fi
@@ -74,7 +74,7 @@ restore() {
 trap restore EXIT
 if [[ ! -e $gogo ]]; then
 	mkdir -p "$(dirname "$gogo")"
-	ln -s "$GOMODCACHE/github.com/gogo/protobuf@v1.3.2" "$gogo"
+	ln -s "$GOMODCACHE/github.com/gogo/protobuf@$GOGO_PROTOBUF_VERSION" "$gogo"
 	made_gogo=true
 fi
 

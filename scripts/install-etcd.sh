@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Builds etcd (the version Kubernetes v1.33 tests with, 3.5.24) from the Go module
-# proxy into _output/tools/etcd/etcd. `go install ...@v3.5.24` is refused because of
+# Builds etcd (ETCD_VERSION, the version Kubernetes v1.33 tests with) from the Go
+# module proxy into _output/tools/etcd/etcd. `go install ...@v<version>` is refused because of
 # the module's replace directives, so a small module requires it and builds it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ETCD_VERSION=${ETCD_VERSION:-3.5.24}
 dir=$TOOLS_DIR/etcd
 if [[ -x $dir/etcd ]] && "$dir/etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_VERSION"; then
 	info "etcd $ETCD_VERSION already built"

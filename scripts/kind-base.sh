@@ -2,13 +2,12 @@
 # Builds a kind base image without any registry: a Debian bookworm root file
 # system from debootstrap (Debian's mirror, DEBIAN_MIRROR= to change), kind's own base
 # files taken from the pinned kind module (sigs.k8s.io/kind, fetched from the
-# Go module proxy, never committed), containerd v2.1.9 and crictl from
+# Go module proxy, never committed), the pinned containerd and crictl from
 # make cluster-deps, and containerd's restrict_oom_score_adj on (pod
 # sandboxes cannot lower oom_score_adj without CAP_SYS_RESOURCE). Online,
 # users do not need this: kind's own kindest/base is the default there.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KIND_VERSION=${KIND_VERSION:-v0.29.0}
 BASE_IMAGE=${BASE_IMAGE:-localhost/draext/kind-base:bookworm}
 KDIR=$OUTPUT_DIR/kind
 ROOTFS=$KDIR/base-rootfs

@@ -5,6 +5,8 @@ set -o errexit -o nounset -o pipefail
 
 DRAEXT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DRAEXT_ROOT
+# shellcheck source=versions.sh
+source "$DRAEXT_ROOT/scripts/versions.sh"
 
 # Which release directory of patches/ we work on (patches/v1.33 by default).
 RELEASE_BRANCH=${RELEASE_BRANCH:-v1.33}
@@ -130,4 +132,28 @@ apply_patch() {
 		am_error "$out"
 		return 1
 	fi
+}
+
+# build_pause DIR TAG: DIR/pause, a static pause binary from the tree's
+# build/pause/linux/pause.c that reports version TAG-draext (the pause images
+# of the local cluster and of the kind node image).
+build_pause() {
+	local src=$KUBE_TREE/build/pause/linux/pause.c
+	[[ -f $src ]] || bash "$DRAEXT_ROOT/scripts/fetch-upstream.sh"
+	mkdir -p "$1"
+	gcc -Os -static -o "$1/pause" "$src" -DVERSION="$2-draext" ||
+		die "building pause $2 failed" "gcc and a static libc are needed: apt-get install -y gcc libc6-dev"
+	strip "$1/pause" 2>/dev/null || true
+}
+
+# busybox_root DIR APPLET...: DIR/bin/busybox from Debian's busybox-static
+# with a link for each applet (the busybox images of the local cluster and of
+# kind's local-path helper).
+busybox_root() {
+	local dir=$1 applet
+	shift
+	[[ -x /bin/busybox ]] || die "/bin/busybox is missing" "install Debian's busybox-static: apt-get install -y busybox-static"
+	mkdir -p "$dir/bin"
+	cp /bin/busybox "$dir/bin/busybox"
+	for applet in "$@"; do ln -sf busybox "$dir/bin/$applet"; done
 }

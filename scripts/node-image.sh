@@ -4,7 +4,7 @@
 #
 # It writes a kubernetes-server-linux-<arch>.tar.gz (kubernetes/version and
 # server/bin/{kubeadm,kubelet,kubectl} plus the component image archives) and
-# runs the pinned kind (v0.29.0) `kind build node-image --type file` on it.
+# runs the pinned kind (KIND_VERSION) `kind build node-image --type file` on it.
 #
 # ONLINE=1: the standard kindest/base, and kind fetches the images it does not
 # build (etcd, coredns, pause, kindnetd, local-path-*) as usual.
@@ -15,7 +15,6 @@
 # placeholder, which is why kind-configs/ disable the default CNI offline.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KIND_VERSION=${KIND_VERSION:-v0.29.0}
 ARCH=$(go env GOARCH)
 KDIR=$OUTPUT_DIR/kind
 VERSION=$(draext_version)
@@ -111,7 +110,7 @@ if [[ ${ONLINE:-0} != 1 ]]; then
 		GOWORK=off GOBIN=$KDIR/bin CGO_ENABLED=0 go install "github.com/coredns/coredns@$coredns_tag" || die "building coredns $coredns_tag failed"
 	fi
 	[[ -x $KDIR/bin/local-path-provisioner ]] ||
-		GOWORK=off GOBIN=$KDIR/bin CGO_ENABLED=0 go install github.com/rancher/local-path-provisioner@v0.0.30 ||
+		GOWORK=off GOBIN=$KDIR/bin CGO_ENABLED=0 go install "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" ||
 		die "building local-path-provisioner failed"
 
 	image "registry.k8s.io/etcd:$etcd_tag" "$(bindir etcd "$TOOLS_DIR/etcd/etcd")" /usr/local/bin/etcd
@@ -121,13 +120,11 @@ if [[ ${ONLINE:-0} != 1 ]]; then
 	image "registry.k8s.io/coredns/coredns:$coredns_tag" "$d" /coredns
 	d=$work/img-pause
 	mkdir -p "$d"
-	gcc -Os -static -o "$d/pause" "$KUBE_TREE/build/pause/linux/pause.c" -DVERSION="$pause_tag-draext" || die "building pause failed"
+	build_pause "$d" "$pause_tag"
 	image "registry.k8s.io/pause:$pause_tag" "$d" /pause
 	image "$provisioner" "$(bindir local-path-provisioner "$KDIR/bin/local-path-provisioner")" /usr/local/bin/local-path-provisioner
 	d=$work/img-helper
-	mkdir -p "$d/bin"
-	cp /bin/busybox "$d/bin/busybox"
-	for a in sh mkdir rm rmdir chmod ls cat echo sleep; do ln -sf busybox "$d/bin/$a"; done
+	busybox_root "$d" sh mkdir rm rmdir chmod ls cat echo sleep
 	image "$helper" "$d" /bin/sh
 	# kindnetd cannot be built here (its module is not served): a labelled
 	# placeholder only stops kind from fetching it. Offline clusters disable

@@ -9,7 +9,7 @@
 #     the shared mechanisms it touches (draext-series guards: for API types the
 #     round-trip/fuzz tests of pkg/api/testing and the API compatibility
 #     fixtures of staging/src/k8s.io/api). Integration packages
-#     (test/integration/...) get etcd 3.5.24, built by scripts/install-etcd.sh;
+#     (test/integration/...) get the pinned etcd, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
 #     patched tree's API fixtures and the objects its apiserver served in step 5;
 #  7. the staging modules: make staging (exported twice, byte-identical), the

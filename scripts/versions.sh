@@ -1,0 +1,21 @@
+# shellcheck shell=bash
+# Every version that the scripts pin, in one place (lib.sh sources this file).
+# Each can be overridden from the environment, e.g. CONTAINERD_VERSION=v2.1.8.
+
+# Local cluster (scripts/cluster-deps.sh).
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.1.9} # CDI support; Debian's containerd 1.6 has none
+CRICTL_VERSION=${CRICTL_VERSION:-v1.34.0}
+CNI_VERSION=${CNI_VERSION:-v1.6.2} # containernetworking/plugins: bridge, host-local, loopback
+PAUSE_TAG=${PAUSE_TAG:-3.10}       # localhost/draext/pause, built from the tree's build/pause
+BUSYBOX_TAG=${BUSYBOX_TAG:-1.35}   # localhost/draext/busybox, from Debian's busybox-static
+
+# etcd: what Kubernetes v1.33 tests with (scripts/install-etcd.sh, generate.sh).
+ETCD_VERSION=${ETCD_VERSION:-3.5.24}
+
+# Code generation (scripts/generate.sh): what upstream pins.
+GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.26.0} # golang.org/x/tools/cmd/goimports
+GOGO_PROTOBUF_VERSION=${GOGO_PROTOBUF_VERSION:-v1.3.2}
+
+# kind (scripts/kind-base.sh, node-image.sh): the release that pairs with 1.33.
+KIND_VERSION=${KIND_VERSION:-v0.29.0}
+LOCAL_PATH_PROVISIONER_VERSION=${LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}
