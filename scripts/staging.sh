@@ -29,9 +29,10 @@ esac
 
 "$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
 version=$(staging_module_version)
-tree=$(git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH^{tree}")
+# The commit, not only its tree: the .info files carry the commit's author date.
+commit=$(git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH^{commit}")
 tool_sum=$(cd "$DRAEXT_ROOT" && cat go.mod cmd/draext-staging/*.go internal/staging/*.go | sha256sum | cut -d' ' -f1)
-want_stamp="$version $tree $tool_sum ${STAGING_ROOTS[*]}"
+want_stamp="$version $commit $tool_sum ${STAGING_ROOTS[*]}"
 
 # export_to PROXY SUMS: export the modules of the committed series.
 export_to() {
