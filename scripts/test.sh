@@ -76,7 +76,7 @@ else
 fi
 
 step 5 "in-tree tests of the packages the series changes"
-if printf '%s\n' "${pkgs[@]}" | grep -q '^\./test/integration/'; then
+if printf '%s\n' "${pkgs[@]}" "${guard_pkgs[@]}" | grep -q '^\./test/integration/'; then
 	"$DRAEXT_ROOT/scripts/install-etcd.sh"
 	export PATH="$TOOLS_DIR/etcd:$PATH"
 fi

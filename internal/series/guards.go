@@ -27,7 +27,8 @@ type guard struct {
 // and by the API compatibility fixtures (staging/src/k8s.io/api); a lossy
 // hand-written conversion passes every test of its own package and fails
 // only there. The structured allocator is guarded by the tests of the
-// scheduler plugin that calls it.
+// scheduler plugin that calls it and by scheduler_perf's DRA workloads; any
+// scheduler change by all of pkg/scheduler's tests.
 var guards = []guard{{
 	why: "API types, conversions or generated API code",
 	match: regexp.MustCompile(`^(pkg/apis/[^/]+(/v[0-9][^/]*)?|staging/src/k8s\.io/api/[^/]+/v[0-9][^/]*)/` +
@@ -36,9 +37,15 @@ var guards = []guard{{
 }, {
 	why:   "the structured allocator, which the scheduler's DRA plugin drives",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/structured/`),
-	pkgs:  []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
+	// The plugin's unit tests, and scheduler_perf's DRA workloads (a real
+	// apiserver and scheduler; about 3 minutes).
+	pkgs: []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./test/integration/scheduler_perf/dra"},
 	// Filter calls the allocator for many nodes in parallel.
 	race: []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/dynamic-resource-allocation/structured"},
+}, {
+	why:   "the scheduler: its framework, queue and plugins",
+	match: regexp.MustCompile(`^pkg/scheduler/`),
+	pkgs:  []string{"./pkg/scheduler/..."},
 }, {
 	why:   "the extended resource resolver, which scheduler plugins read concurrently",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/extendedresource/`),

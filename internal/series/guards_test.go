@@ -31,18 +31,22 @@ func TestGuards(t *testing.T) {
 		},
 		"validation is not an API type": {files: []string{"pkg/apis/core/validation/validation.go"}, want: []string{}},
 		"registry strategy":             {files: []string{"pkg/registry/core/pod/strategy.go"}, want: []string{}},
-		"types.go elsewhere":            {files: []string{"pkg/scheduler/framework/types.go"}, want: []string{}},
+		"types.go elsewhere":            {files: []string{"pkg/api/pod/types.go"}, want: []string{}},
+		"scheduler": {
+			files: []string{"pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go", "pkg/scheduler/framework/types.go"},
+			want:  []string{"./pkg/scheduler/..."}, wantReasons: 1,
+		},
 		"client-go apply configurations": {
 			files: []string{"staging/src/k8s.io/client-go/applyconfigurations/core/v1/podstatus.go"}, want: []string{},
 		},
 		"structured allocator": {
 			files:    []string{"staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"},
-			want:     []string{"./pkg/scheduler/framework/plugins/dynamicresources"},
+			want:     []string{"./pkg/scheduler/framework/plugins/dynamicresources", "./test/integration/scheduler_perf/dra"},
 			wantRace: allocatorRace, wantReasons: 1,
 		},
 		"types and allocator": {
 			files:       []string{"pkg/apis/core/types.go", "staging/src/k8s.io/dynamic-resource-allocation/structured/allocator_test.go"},
-			want:        []string{"./pkg/api/testing", "./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/api"},
+			want:        []string{"./pkg/api/testing", "./pkg/scheduler/framework/plugins/dynamicresources", "./staging/src/k8s.io/api", "./test/integration/scheduler_perf/dra"},
 			wantRace:    allocatorRace,
 			wantReasons: 2,
 		},
