@@ -24,6 +24,11 @@ daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/lo
 esac
 FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true}
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
+# The drivers' health services listen on 127.0.0.1:<base + node>. The base is
+# below the kernel's ephemeral port range (32768-60999 here): a port in it can
+# be taken at any moment as the source port of some outgoing connection, and a
+# driver's health service then fails with "address already in use".
+HEALTH_PORT_BASE=${HEALTH_PORT_BASE:-19515}
 KBIN=${KBIN:-$BIN_DIR}
 BIN_DIR=$KBIN
 [[ $(id -u) == 0 ]] || die "the local cluster needs root (containerd, kubelet, cgroups, mounts)"
@@ -300,7 +305,7 @@ else
 		if [[ $mode == dra ]]; then
 			args+=(--kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi"
 				--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry"
-				--healthcheck-address="127.0.0.1:$((51515 + i))")
+				--healthcheck-address="127.0.0.1:$((HEALTH_PORT_BASE + i))")
 		else
 			args+=(--device-plugin-dir="$DEVICE_PLUGIN_DIR")
 		fi
