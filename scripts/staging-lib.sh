@@ -24,9 +24,6 @@ staging_module_version() {
 # (go.sum still pins their hashes).
 staging_go() {
 	local nosumdb
-	nosumdb=$(
-		IFS=,
-		find "$STAGING_PROXY" -name list -path '*/@v/list' | sed "s|^$STAGING_PROXY/||; s|/@v/list$||" | sort | paste -sd, -
-	)
+	nosumdb=$(find "$STAGING_PROXY" -path '*/@v/list' | sed "s|^$STAGING_PROXY/||; s|/@v/list$||" | sort | paste -sd, -)
 	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" go "$@"
 }

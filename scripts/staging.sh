@@ -61,7 +61,7 @@ fi
 
 if $verify; then
 	again=$(mktemp -d "${TMPDIR:-/tmp}/draext-staging-again.XXXXXX")
-	export_to "$again/proxy" "$again/go.sum" 2>/dev/null
+	out=$(export_to "$again/proxy" "$again/go.sum" 2>&1) || die "the second export failed:" "$out"
 	diff -r "$STAGING_PROXY" "$again/proxy" >/dev/null && cmp -s "$STAGING_SUMS" "$again/go.sum" ||
 		die "a second export of the same series differs from ${STAGING_PROXY#"$DRAEXT_ROOT"/}" "kept for comparison: $again"
 	rm -rf "$again"
@@ -80,7 +80,7 @@ for consumer in "${STAGING_CONSUMERS[@]}"; do
 		# Drop the old draext lines, let go add the current ones.
 		grep -v -- "-draext\.[0-9]*[ /]" "$sum_file" >"$sum_file.tmp" || true
 		mv "$sum_file.tmp" "$sum_file"
-		(cd "$DRAEXT_ROOT/$consumer" && staging_go mod download all >/dev/null && staging_go mod tidy)
+		(cd "$DRAEXT_ROOT/$consumer" && staging_go mod tidy)
 		info "$consumer/go.sum: draext lines rewritten"
 	fi
 	stale=$(grep -- " $version[ /]" "$sum_file" | grep -vxF -f "$STAGING_SUMS" || true)

@@ -6,9 +6,10 @@
 #  4. feature list verification when the series touches feature gates;
 #  5. the in-tree tests of every Go package the series changes, derived from the
 #     series itself (draext-series packages), and the upstream tests that guard
-#     the shared mechanisms it touches (draext-series guards: for API types the
-#     round-trip/fuzz tests of pkg/api/testing and the API compatibility
-#     fixtures of staging/src/k8s.io/api). Integration packages
+#     the shared mechanisms it touches (draext-series guards, see
+#     internal/series/guards.go: API round-trip/fuzz and compatibility fixtures,
+#     pkg/scheduler/..., scheduler_perf's DRA workloads, and *Concurrent* tests
+#     under -race). Integration packages
 #     (test/integration/...) get the pinned etcd, built by scripts/install-etcd.sh;
 #  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
 #     patched tree's API fixtures and the objects its apiserver served in step 5;

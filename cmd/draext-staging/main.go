@@ -32,8 +32,11 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "export" {
+	switch {
+	case len(args) == 0:
 		return fmt.Errorf("missing command\n%s", usage)
+	case args[0] != "export":
+		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 	}
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 			want: "k8s.io/api v0.33.13-draext.1\nk8s.io/apimachinery v0.33.13-draext.1\n",
 		},
 		"no command":        {wantErr: "missing command"},
-		"unknown command":   {args: []string{"import"}, wantErr: "missing command"},
+		"unknown command":   {args: []string{"import"}, wantErr: `unknown command "import"`},
 		"missing modules":   {args: append(append([]string{"export"}, flags...), src), wantErr: "at least one MODULE"},
 		"bad time":          {args: []string{"export", "-out", out, "-version", "v0.33.13-draext.1", "-time", "yesterday", src, "k8s.io/api"}, wantErr: "-time"},
 		"not staging":       {args: append(append([]string{"export"}, flags...), src, "k8s.io/nosuch"), wantErr: "not a staging module"},
