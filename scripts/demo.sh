@@ -35,12 +35,12 @@ if kubectl_ -n "$NS" wait --for=condition=Ready pod/gpu-extended-resource-demo -
 	if [[ -z $(kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='{.status.extendedResourceClaimStatus}') ]]; then
 		info "served by the classic device plugin (no extendedResourceClaimStatus)"
 	else
-		info "served by the DRA driver through the pod's extended resource claim"
+		kubectl_ -n "$NS" get resourceclaims -o custom-columns='    CLAIM:.metadata.name,DEVICE:.status.allocation.devices.results[*].device,POOL:.status.allocation.devices.results[*].pool' >&2
+		info "the scheduler allocated a DRA device in the pod's extended resource claim; the"
+		info "container sees it once the kubelet patches land (see README, Status)"
 	fi
 else
 	kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='    Pending: {.status.conditions[?(@.type=="PodScheduled")].message}{"\n"}' >&2
-	info "No node advertises nvidia.com/gpu through a device plugin (NODES=2 adds one), and the"
-	info "scheduler patches that let DRA serve extended resources have not landed in the series yet"
-	info "(see README, Status). This part of the demo starts working when they do."
+	die "the nvidia.com/gpu pod did not start" "$(kubectl_ -n "$NS" describe pod gpu-extended-resource-demo | tail -15)"
 fi
 kubectl_ -n "$NS" delete pod gpu-extended-resource-demo --wait=true >/dev/null
