@@ -40,7 +40,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
 		pod := scheduledPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}}))
 		Expect(pod.Spec.NodeName).To(Equal(draNode))
-		claim := claims.allocated(ctx, pod)
+		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(1))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("app", gpuResource, "container-0-request-0")))
@@ -50,7 +50,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
 		class := createClass(ctx, "e2e-"+ns, other)
 		pod := scheduledPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
-		claim := claims.allocated(ctx, pod)
+		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		// Sorted requests of the container: draext.dev/e2e-gpu, nvidia.com/gpu.
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
@@ -67,7 +67,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 			{"a", map[v1.ResourceName]int{gpuResource: 1}},
 			{"b", map[v1.ResourceName]int{gpuResource: 2}},
 		}))
-		claim := claims.allocated(ctx, pod)
+		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("a", gpuResource, "container-0-request-0"),
@@ -81,7 +81,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		pod := scheduledPod(ctx, ns, extendedPod("sidecars", draNode,
 			[]testContainer{{"init", map[v1.ResourceName]int{gpuResource: 2}}, {"sidecar", map[v1.ResourceName]int{gpuResource: 1}}},
 			[]testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}}))
-		claim := claims.allocated(ctx, pod)
+		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("sidecar", gpuResource, "container-1-request-0"),
@@ -92,7 +92,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", func(ctx context.Context) {
 		pod := scheduledPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
-		claim := claims.allocated(ctx, pod)
+		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
 			"container-0-request-0": *className + " x1",
@@ -116,7 +116,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "user", ResourceClaimName: ptr.To("user")}}
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "user"}}
 		pod = scheduledPod(ctx, ns, pod)
-		extended := claimDevices(claims.allocated(ctx, pod))
+		extended := claimDevices(claims.extendedClaim(ctx, pod))
 		Expect(extended).To(HaveLen(1))
 		userDevices := claimDevices(claims.byName(ctx, "user"))
 		Expect(userDevices).To(HaveLen(1))
@@ -129,7 +129,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		dra := scheduledPod(ctx, ns, extendedPod("on-dra", draNode, nil, gpus))
 		plugin := scheduledPod(ctx, ns, extendedPod("on-plugin", pluginNode, nil, gpus))
 		Expect(dra.Spec.NodeName).To(Equal(draNode))
-		Expect(claimDevices(claims.allocated(ctx, dra))).To(HaveLen(1))
+		Expect(claimDevices(claims.extendedClaim(ctx, dra))).To(HaveLen(1))
 		Expect(plugin.Spec.NodeName).To(Equal(pluginNode))
 		Consistently(ctx, func() (*v1.PodExtendedResourceClaimStatus, error) {
 			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, plugin.Name, metav1.GetOptions{})
@@ -301,7 +301,7 @@ func (r *claimRecorder) byName(ctx context.Context, name string) *resourceapi.Re
 
 // allocated returns the pod's extended resource claim as the scheduler
 // allocated it, after checking what marks it as the pod's.
-func (r *claimRecorder) allocated(ctx context.Context, pod *v1.Pod) *resourceapi.ResourceClaim {
+func (r *claimRecorder) extendedClaim(ctx context.Context, pod *v1.Pod) *resourceapi.ResourceClaim {
 	status := pod.Status.ExtendedResourceClaimStatus
 	if status == nil {
 		// The mapping is written before the binding; read again.
