@@ -270,7 +270,11 @@ type claimRecorder struct {
 
 func recordClaims(ctx context.Context, ns string) *claimRecorder {
 	r := &claimRecorder{allocated: map[string]*resourceapi.ResourceClaim{}}
-	w, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Watch(ctx, metav1.ListOptions{})
+	// The node's context ends with the node (a BeforeEach): the watch
+	// must last until the spec's cleanup.
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	DeferCleanup(cancel)
+	w, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Watch(watchCtx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(w.Stop)
 	go func() {
