@@ -38,7 +38,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
-		pod := scheduledPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}}))
+		pod := scheduledPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		Expect(pod.Spec.NodeName).To(Equal(draNode))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(1))
@@ -49,7 +49,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	It("several extended resources in one container", func(ctx context.Context) {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
 		class := createClass(ctx, "e2e-"+ns, other)
-		pod := scheduledPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
+		pod := scheduledPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		// Sorted requests of the container: draext.dev/e2e-gpu, nvidia.com/gpu.
@@ -64,8 +64,8 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	It("several containers of one pod", func(ctx context.Context) {
 		pod := scheduledPod(ctx, ns, extendedPod("containers", draNode, nil, []testContainer{
-			{"a", map[v1.ResourceName]int{gpuResource: 1}},
-			{"b", map[v1.ResourceName]int{gpuResource: 2}},
+			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
+			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 2}},
 		}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
@@ -79,8 +79,8 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// and the app start: it reuses their two devices, as a device
 		// plugin would count it.
 		pod := scheduledPod(ctx, ns, extendedPod("sidecars", draNode,
-			[]testContainer{{"init", map[v1.ResourceName]int{gpuResource: 2}}, {"sidecar", map[v1.ResourceName]int{gpuResource: 1}}},
-			[]testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}}))
+			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 2}}, {name: "sidecar", requests: map[v1.ResourceName]int{gpuResource: 1}, sidecar: true}},
+			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
@@ -91,7 +91,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", func(ctx context.Context) {
-		pod := scheduledPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
+		pod := scheduledPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
@@ -112,7 +112,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 		_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Create(ctx, user, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		pod := extendedPod("with-claim", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}})
+		pod := extendedPod("with-claim", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "user", ResourceClaimName: ptr.To("user")}}
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "user"}}
 		pod = scheduledPod(ctx, ns, pod)
@@ -125,7 +125,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	It("mixed device-plugin and DRA nodes", func(ctx context.Context) {
 		pluginNode := devicePluginNode(ctx)
-		gpus := []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 1}}}
+		gpus := []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}
 		dra := scheduledPod(ctx, ns, extendedPod("on-dra", draNode, nil, gpus))
 		plugin := scheduledPod(ctx, ns, extendedPod("on-plugin", pluginNode, nil, gpus))
 		Expect(dra.Spec.NodeName).To(Equal(draNode))
@@ -139,7 +139,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("stays Pending with a message naming the resource when a node has too few devices", func(ctx context.Context) {
-		pod := extendedPod("too-many", draNode, nil, []testContainer{{"app", map[v1.ResourceName]int{gpuResource: 9}}})
+		pod := extendedPod("too-many", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 9}}})
 		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(ctx, func() (string, error) {
@@ -171,6 +171,8 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 type testContainer struct {
 	name     string
 	requests map[v1.ResourceName]int
+	// sidecar makes an init container restartable.
+	sidecar bool
 }
 
 // extendedPod is a pod pinned to the node whose containers ask for extended
@@ -192,7 +194,7 @@ func extendedPod(name, node string, init, regular []testContainer) *v1.Pod {
 	pod.Spec.Containers = nil
 	for _, c := range init {
 		ic := container(c)
-		if c.name == "sidecar" {
+		if c.sidecar {
 			ic.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
 		} else {
 			ic.Command = []string{"true"}
