@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -91,7 +92,25 @@ func collect(ctx context.Context, ns string) {
 	GinkgoWriter.Printf("artifacts of the failed spec: %s\n", dir)
 }
 
-// shellPod is a pod whose container prints its GPU environment and waits.
+// gpuEnvPrefix starts the variables through which the example driver hands
+// GPUs to a container, one per GPU, DRAEXT_GPU_<ID>=<UUID>, in DRA and in
+// device-plugin mode (internal/cdi.GPUEnvPrefix).
+const gpuEnvPrefix = "DRAEXT_GPU_"
+
+// printGPUsCommand is a shell line that prints the GPUs the container got as
+// one line GPUS=<UUIDs>, comma-separated and sorted ("GPUS=" for none),
+// built from the DRAEXT_GPU_* variables. It uses only shell builtins, as the
+// cluster's busybox image links few applets: set lists the variables sorted
+// by name, which sorts the UUIDs the names are made of. Append "; sleep 3600"
+// or another command to keep the container running.
+const printGPUsCommand = `set | { g=; while IFS= read -r l; do case $l in ` + gpuEnvPrefix + `*=*) n=${l%%=*}; ` +
+	`case $n in *[!A-Z0-9_]*) ;; *) eval "v=\${$n-}"; [ -n "$v" ] && g=$g,$v;; esac;; esac; done; echo "GPUS=${g#,}"; }`
+
+// gpusLinePrefix starts the line that printGPUsCommand prints.
+const gpusLinePrefix = "GPUS="
+
+// shellPod is a pod whose container prints its GPUs (printGPUsCommand) and
+// waits.
 func shellPod(name string) *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -102,7 +121,7 @@ func shellPod(name string) *v1.Pod {
 			Containers: []v1.Container{{
 				Name:    "app",
 				Image:   *image,
-				Command: []string{"sh", "-c", "echo NVIDIA_VISIBLE_DEVICES=$NVIDIA_VISIBLE_DEVICES; sleep 3600"},
+				Command: []string{"sh", "-c", printGPUsCommand + "; sleep 3600"},
 			}},
 		},
 	}
@@ -123,7 +142,9 @@ func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
 	return pod
 }
 
-// visibleDevices is the NVIDIA_VISIBLE_DEVICES the pod's container printed.
+// visibleDevices is the list of GPU UUIDs that the pod's (first) container
+// printed with printGPUsCommand, comma-separated and sorted ("" for none),
+// e.g. "GPU-27caaf52-...,GPU-4bb5f883-...". It waits for the line.
 func visibleDevices(ctx context.Context, ns, pod string) string {
 	var value string
 	Eventually(ctx, func() (string, error) {
@@ -132,14 +153,26 @@ func visibleDevices(ctx context.Context, ns, pod string) string {
 			return "", err
 		}
 		for _, line := range strings.Split(string(logs), "\n") {
-			if v, ok := strings.CutPrefix(line, "NVIDIA_VISIBLE_DEVICES="); ok {
-				value = v
+			if v, ok := strings.CutPrefix(line, gpusLinePrefix); ok {
+				value = sortedList(v)
 				return line, nil
 			}
 		}
 		return "", nil
-	}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "pod %s/%s printed no NVIDIA_VISIBLE_DEVICES line", ns, pod)
+	}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "pod %s/%s printed no %s line", ns, pod, gpusLinePrefix)
 	return value
+}
+
+// sortedList sorts a comma-separated list and drops empty items.
+func sortedList(list string) string {
+	var items []string
+	for _, item := range strings.Split(strings.TrimSpace(list), ",") {
+		if item != "" {
+			items = append(items, item)
+		}
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
 }
 
 // driverSlices are the example driver's ResourceSlices; the spec is skipped

@@ -2,9 +2,14 @@
 // example driver hands prepared GPUs to containers: one transient spec per
 // ResourceClaim, one CDI device per request of the claim.
 //
-// A CDI device per request (not per GPU) is what makes NVIDIA_VISIBLE_DEVICES
-// right: a container gets the devices of each request it uses, and every GPU
-// of that request must appear in the one variable.
+// A container may be given the CDI devices of several requests of one claim
+// (with KEP-5004 each extended resource of a container is its own request),
+// and the driver cannot know which: NodePrepareResources names only the
+// claim. CDI applies an env edit by replacing a variable of the same name, so
+// a single variable listing a request's GPUs (NVIDIA_VISIBLE_DEVICES) would
+// keep only the last request's GPUs. Each CDI device therefore sets one
+// variable per GPU, named after the GPU (see GPUEnvName): the edits of any
+// set of devices compose, and a container sees every GPU it was given.
 package cdi
 
 import (
@@ -30,7 +35,29 @@ const (
 	// specVersion is the oldest CDI version that has every feature we use
 	// (device nodes with host paths): containerd 1.7+ reads it.
 	specVersion = "0.5.0"
+	// GPUEnvPrefix starts the name of the variable that hands one GPU to a
+	// container, in DRA mode and in device-plugin mode; see GPUEnvName.
+	GPUEnvPrefix = "DRAEXT_GPU_"
 )
+
+// GPUEnvName returns the name of the variable whose value is the UUID of the
+// GPU given to a container: GPUEnvPrefix followed by the UUID in upper case
+// with every character outside [A-Z0-9] replaced by "_", e.g.
+// DRAEXT_GPU_GPU_27CAAF52_4193_4DA6_AF70_F0131ED0712B for
+// GPU-27caaf52-4193-4da6-af70-f0131ed0712b.
+func GPUEnvName(uuid string) string {
+	var b strings.Builder
+	b.Grow(len(GPUEnvPrefix) + len(uuid))
+	b.WriteString(GPUEnvPrefix)
+	for _, r := range strings.ToUpper(uuid) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
 
 // Writer writes and removes claim specs in one CDI directory.
 type Writer struct {
@@ -119,6 +146,9 @@ func (w *Writer) Spec(claimUID string, requests map[string][]gpu.Device) (*cdisp
 
 	spec := &cdispec.Spec{Version: specVersion, Kind: Vendor + "/" + Class}
 	ids := map[string]string{}
+	// envUUID is the UUID behind each variable of the claim: two GPUs
+	// whose UUIDs give the same name would hide one another.
+	envUUID := map[string]string{}
 	for _, request := range names {
 		devices := append([]gpu.Device(nil), requests[request]...)
 		if len(devices) == 0 {
@@ -129,13 +159,19 @@ func (w *Writer) Spec(claimUID string, requests map[string][]gpu.Device) (*cdisp
 		if err := parser.ValidateDeviceName(name); err != nil {
 			return nil, nil, fmt.Errorf("claim %s, request %q: %w", claimUID, request, err)
 		}
-		uuids := make([]string, len(devices))
 		edits := cdispec.ContainerEdits{}
-		for i, d := range devices {
-			uuids[i] = d.UUID
+		for _, d := range devices {
+			if d.UUID == "" {
+				return nil, nil, fmt.Errorf("claim %s, request %q: GPU %d has no UUID", claimUID, request, d.Index)
+			}
+			env := GPUEnvName(d.UUID)
+			if other, ok := envUUID[env]; ok && other != d.UUID {
+				return nil, nil, fmt.Errorf("claim %s, request %q: GPUs %s and %s both map to variable %s", claimUID, request, other, d.UUID, env)
+			}
+			envUUID[env] = d.UUID
+			edits.Env = append(edits.Env, env+"="+d.UUID)
 			edits.DeviceNodes = append(edits.DeviceNodes, w.nodes(d.DeviceNode())...)
 		}
-		edits.Env = []string{"NVIDIA_VISIBLE_DEVICES=" + strings.Join(uuids, ",")}
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: name, ContainerEdits: edits})
 		ids[request] = parser.QualifiedName(Vendor, Class, name)
 	}

@@ -111,6 +111,27 @@ func TestWriteGolden(t *testing.T) {
 	}
 }
 
+func TestGPUEnvName(t *testing.T) {
+	testCases := map[string]struct{ uuid, want string }{
+		"GPU UUID":         {uuid: "GPU-27caaf52-4193-4da6-af70-f0131ed0712b", want: "DRAEXT_GPU_GPU_27CAAF52_4193_4DA6_AF70_F0131ED0712B"},
+		"MIG UUID":         {uuid: "MIG-1a2b3c4d-0000-5555-aaaa-ffffffffffff", want: "DRAEXT_GPU_MIG_1A2B3C4D_0000_5555_AAAA_FFFFFFFFFFFF"},
+		"already upper":    {uuid: "GPU-ABC123", want: "DRAEXT_GPU_GPU_ABC123"},
+		"other characters": {uuid: "a.b/c:d e_f", want: "DRAEXT_GPU_A_B_C_D_E_F"},
+		"non-ASCII":        {uuid: "gpu-ä", want: "DRAEXT_GPU_GPU__"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got := GPUEnvName(tc.uuid)
+			if got != tc.want {
+				t.Errorf("GPUEnvName(%q) = %q, want %q", tc.uuid, got, tc.want)
+			}
+			if !strings.HasPrefix(got, GPUEnvPrefix) {
+				t.Errorf("GPUEnvName(%q) = %q lacks the prefix %s", tc.uuid, got, GPUEnvPrefix)
+			}
+		})
+	}
+}
+
 func TestWriteIsIdempotentAndRemove(t *testing.T) {
 	w := &Writer{Root: filepath.Join(t.TempDir(), "cdi"), DevRoot: fakeDevRoot(t, "nvidia0")}
 	const claimUID = "claim-1"
@@ -153,6 +174,12 @@ func TestWriteRejects(t *testing.T) {
 		"no claim UID":         {requests: map[string][]gpu.Device{"gpu": gpus(0)}, wantErr: "claim UID must not be empty"},
 		"no requests":          {claimUID: "c", wantErr: "no devices to write"},
 		"request with no GPUs": {claimUID: "c", requests: map[string][]gpu.Device{"gpu": nil}, wantErr: `request "gpu" has no devices`},
+		"GPU without UUID":     {claimUID: "c", requests: map[string][]gpu.Device{"gpu": {{Index: 3}}}, wantErr: `request "gpu": GPU 3 has no UUID`},
+		"two UUIDs, one variable": {
+			claimUID: "c",
+			requests: map[string][]gpu.Device{"a": {{Index: 0, UUID: "GPU-ab"}}, "b": {{Index: 1, UUID: "gpu_ab"}}},
+			wantErr:  `request "b": GPUs GPU-ab and gpu_ab both map to variable DRAEXT_GPU_GPU_AB`,
+		},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/draext/draext/internal/cdi"
 	"github.com/draext/draext/internal/gpu"
 )
 
@@ -260,7 +261,10 @@ func (p *Plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.Prefer
 }
 
 // Allocate implements pluginapi.DevicePluginServer: each container gets
-// NVIDIA_VISIBLE_DEVICES with its GPUs' UUIDs and the device nodes that exist.
+// NVIDIA_VISIBLE_DEVICES with its GPUs' UUIDs, one variable per GPU named by
+// cdi.GPUEnvName (what DRA mode sets, so that consumers read the GPUs the same
+// way in both modes), and the device nodes that exist. Here one variable for
+// all GPUs is right: Allocate is called with the container's whole set.
 func (p *Plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	resp := &pluginapi.AllocateResponse{}
 	for _, c := range req.ContainerRequests {
@@ -280,6 +284,9 @@ func (p *Plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*p
 			nodes[i] = d.DeviceNode()
 		}
 		cr := &pluginapi.ContainerAllocateResponse{Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(uuids, ",")}}
+		for _, uuid := range uuids {
+			cr.Envs[cdi.GPUEnvName(uuid)] = uuid
+		}
 		for _, n := range gpu.ExistingNodes(p.cfg.DevRoot, append(nodes, gpu.ControlDeviceNodes...)...) {
 			cr.Devices = append(cr.Devices, &pluginapi.DeviceSpec{ContainerPath: n, HostPath: n, Permissions: "rw"})
 		}

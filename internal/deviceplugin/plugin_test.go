@@ -2,6 +2,7 @@ package deviceplugin
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/draext/draext/internal/cdi"
 	"github.com/draext/draext/internal/gpu"
 	"github.com/draext/draext/internal/testutil"
 )
@@ -126,9 +128,29 @@ func TestPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testCases := []struct{ env, nodes string }{
-		{env: devices[1].UUID + "," + devices[3].UUID, nodes: "/dev/nvidia1,/dev/nvidia3,/dev/nvidiactl"},
-		{env: devices[0].UUID, nodes: "/dev/nvidiactl"},
+	// Each container gets NVIDIA_VISIBLE_DEVICES with all its GPUs and the
+	// per-GPU variables that DRA mode sets, nothing else.
+	perGPU := func(env map[string]string, ds ...gpu.Device) map[string]string {
+		for _, d := range ds {
+			env[cdi.GPUEnvName(d.UUID)] = d.UUID
+		}
+		return env
+	}
+	testCases := []struct {
+		env   map[string]string
+		nodes string
+	}{
+		{
+			env:   perGPU(map[string]string{"NVIDIA_VISIBLE_DEVICES": devices[1].UUID + "," + devices[3].UUID}, devices[1], devices[3]),
+			nodes: "/dev/nvidia1,/dev/nvidia3,/dev/nvidiactl",
+		},
+		{
+			env:   perGPU(map[string]string{"NVIDIA_VISIBLE_DEVICES": devices[0].UUID}, devices[0]),
+			nodes: "/dev/nvidiactl",
+		},
+	}
+	if len(alloc.ContainerResponses) != len(testCases) {
+		t.Fatalf("%d container responses for %d containers", len(alloc.ContainerResponses), len(testCases))
 	}
 	for i, tc := range testCases {
 		cr := alloc.ContainerResponses[i]
@@ -139,8 +161,11 @@ func TestPlugin(t *testing.T) {
 			}
 			nodes = append(nodes, d.HostPath)
 		}
-		if cr.Envs["NVIDIA_VISIBLE_DEVICES"] != tc.env || strings.Join(nodes, ",") != tc.nodes {
-			t.Errorf("container %d: env %q nodes %v, want %q %q", i, cr.Envs["NVIDIA_VISIBLE_DEVICES"], nodes, tc.env, tc.nodes)
+		if !maps.Equal(cr.Envs, tc.env) {
+			t.Errorf("container %d: env %v, want %v", i, cr.Envs, tc.env)
+		}
+		if strings.Join(nodes, ",") != tc.nodes {
+			t.Errorf("container %d: device nodes %v, want %s", i, nodes, tc.nodes)
 		}
 	}
 	if _, err := client.Allocate(ctx, &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{

@@ -185,8 +185,10 @@ func TestDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(spec), "NVIDIA_VISIBLE_DEVICES="+devices[2].UUID+","+devices[4].UUID) {
-		t.Errorf("CDI spec does not hand both GPUs to the container:\n%s", spec)
+	for _, d := range []gpu.Device{devices[2], devices[4]} {
+		if !strings.Contains(string(spec), `"`+cdi.GPUEnvName(d.UUID)+"="+d.UUID+`"`) {
+			t.Errorf("CDI spec does not hand GPU %s to the container:\n%s", d.UUID, spec)
+		}
 	}
 	if e := prep.Claims["uid-2"].Error; !strings.Contains(e, "is unhealthy (XID 79)") {
 		t.Errorf("claim-2 on an unhealthy GPU: error %q", e)
