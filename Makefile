@@ -12,6 +12,7 @@ export KUBE_GIT_REMOTE
 export NODES
 export PURGE
 export FEATURE_GATES
+export KUBELET_FEATURE_GATES
 export KBIN
 export E2E_ARGS
 export SKIP_CLUSTER

@@ -11,7 +11,11 @@
 # image, RBAC and manifests. A second run on a running
 # cluster does nothing; a component that died is reported with its log and
 # started again. FEATURE_GATES replaces the default gates (e.g. for an
-# unpatched build); KBIN points at other Kubernetes binaries.
+# unpatched build) of every component; KUBELET_FEATURE_GATES (default
+# KubeletPodResourcesDynamicResources=true, the alpha gate that makes the
+# PodResources API report DRA devices, which the e2e suite reads with
+# cmd/draext-podresources) go to the kubelets only, after FEATURE_GATES (the
+# later value of a gate wins); KBIN points at other Kubernetes binaries.
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
 
 NODES=${NODES:-1}
@@ -23,6 +27,7 @@ daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/lo
 *) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
 esac
 FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true}
+KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-KubeletPodResourcesDynamicResources=true}
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
 # The drivers' health services listen on 127.0.0.1:<base + node>. The base is
 # below the kernel's ephemeral port range (32768-60999 here): a port in it can
@@ -193,7 +198,15 @@ wait_for "kube-scheduler /healthz" 60 curl -skf https://127.0.0.1:10259/healthz
 phase "kube-controller-manager and kube-scheduler healthy"
 
 # --- nodes ----------------------------------------------------------------
-gates_yaml=$(tr ',' '\n' <<<"$FEATURE_GATES" | sed 's/^\(.*\)=\(.*\)$/  \1: \2/')
+# The kubelets get FEATURE_GATES and KUBELET_FEATURE_GATES, each gate once
+# (the kubelet refuses a config with a duplicate key), the last value winning.
+gates_yaml=$(tr ',' '\n' <<<"$FEATURE_GATES,$KUBELET_FEATURE_GATES" | awk -F= '
+	NF == 0 { next }
+	NF != 2 || $1 == "" { printf "invalid feature gate \"%s\": use Name=true|false\n", $0 >"/dev/stderr"; exit 1 }
+	!($1 in v) { order[++n] = $1 }
+	{ v[$1] = $2 }
+	END { for (i = 1; i <= n; i++) printf "  %s: %s\n", order[i], v[order[i]] }') ||
+	die "FEATURE_GATES=$FEATURE_GATES KUBELET_FEATURE_GATES=$KUBELET_FEATURE_GATES: a gate is not Name=value"
 for i in $(seq 1 "$NODES"); do
 	ip=$(node_ip "$i") nd=$(node_dir "$i") nr=$(node_run "$i") cg=$(node_cgroup "$i")
 	mkdir -p "$nd/containerd" "$nd/cdi" "$nd/cni-conf" "$nd/kubelet" "$nd/pod-logs" "$nd/static-pods" "$nd/driver" "$nr"
@@ -323,7 +336,7 @@ for i in $(seq 1 "$NODES"); do
 	fi
 done
 
-phase "cluster up: $NODES node(s), feature gates $FEATURE_GATES"
+phase "cluster up: $NODES node(s), feature gates $FEATURE_GATES, kubelets also $KUBELET_FEATURE_GATES"
 cat >&2 <<EOF
     export KUBECONFIG=${KUBECONFIG_FILE}
     kubectl get nodes; kubectl get resourceslices; make demo; make e2e; make down

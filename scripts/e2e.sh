@@ -14,6 +14,14 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	export E2E_CDI_DIR="$STATE_DIR/node*/cdi"
 	# make up runs the driver with 8 mock GPUs per node.
 	export E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-8}
+	# The kubelets' PodResources sockets are on this host too: the suite asks
+	# them, with cmd/draext-podresources, what they report under dynamic
+	# resources (make up turns on KubeletPodResourcesDynamicResources).
+	(cd "$DRAEXT_ROOT" && GOWORK=off go build -o "$OUTPUT_DIR/bin/draext-podresources" ./cmd/draext-podresources) ||
+		die "building cmd/draext-podresources failed (see the go error above)"
+	export E2E_PODRESOURCES="$OUTPUT_DIR/bin/draext-podresources"
+	# node_dir <i> is $STATE_DIR/node<i>, the kubelet's root dir <node dir>/kubelet.
+	export E2E_PODRESOURCES_SOCKETS="$STATE_DIR/node*/kubelet/pod-resources/kubelet.sock"
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 rm -rf "$E2E_ARTIFACTS"
