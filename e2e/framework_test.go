@@ -146,9 +146,15 @@ func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
 // printed with printGPUsCommand, comma-separated and sorted ("" for none),
 // e.g. "GPU-27caaf52-...,GPU-4bb5f883-...". It waits for the line.
 func visibleDevices(ctx context.Context, ns, pod string) string {
+	return containerGPUs(ctx, ns, pod, "")
+}
+
+// containerGPUs is visibleDevices for the named container ("": the first
+// one); init containers that have ended still have their logs.
+func containerGPUs(ctx context.Context, ns, pod, container string) string {
 	var value string
 	Eventually(ctx, func() (string, error) {
-		logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(pod, &v1.PodLogOptions{}).DoRaw(ctx)
+		logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(pod, &v1.PodLogOptions{Container: container}).DoRaw(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -159,7 +165,7 @@ func visibleDevices(ctx context.Context, ns, pod string) string {
 			}
 		}
 		return "", nil
-	}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "pod %s/%s printed no %s line", ns, pod, gpusLinePrefix)
+	}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "container %q of pod %s/%s printed no %s line", container, ns, pod, gpusLinePrefix)
 	return value
 }
 

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,13 +18,13 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The KEP-5004 cases of ../shared/spec/kep-5004.md §8. The specs below check
-// what the scheduler owns: where the pod is bound, the devices of its
-// extended resource claim and the request mappings in its status. That the
-// containers see those devices needs the kubelet patches: until then the
-// kubelet may reject a pod that asks for an implicit name, so the claim is
-// observed through a watch, as the scheduler wrote it. The cases that need
-// later patches stay pending.
+// The KEP-5004 cases of ../shared/spec/kep-5004.md §8. Each spec runs its
+// pods and checks the scheduler's part (where the pod is bound, the devices
+// of its extended resource claim, the request mappings in its status) and the
+// kubelet's (every container sees exactly the GPUs of the requests mapped to
+// it, printed from the DRAEXT_GPU_* variables of the CDI devices it got). The
+// claim is also observed through a watch, as the scheduler wrote it. The
+// cases that need later patches stay pending.
 var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	var (
 		ns      string
@@ -38,18 +40,19 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
-		pod := scheduledPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		pod := runPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		Expect(pod.Spec.NodeName).To(Equal(draNode))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(1))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("app", gpuResource, "container-0-request-0")))
+		expectMappedGPUs(ctx, pod, claim)
 	})
 
 	It("several extended resources in one container", func(ctx context.Context) {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
 		class := createClass(ctx, "e2e-"+ns, other)
-		pod := scheduledPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
+		pod := runPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		// Sorted requests of the container: draext.dev/e2e-gpu, nvidia.com/gpu.
@@ -60,25 +63,34 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("app", other, "container-0-request-0"),
 			mapping("app", gpuResource, "container-0-request-1")))
+		// Two CDI devices, one per request, in one container.
+		Expect(expectMappedGPUs(ctx, pod, claim)["app"]).To(HaveLen(3))
 	})
 
-	It("several containers of one pod", func(ctx context.Context) {
-		pod := scheduledPod(ctx, ns, extendedPod("containers", draNode, nil, []testContainer{
+	It("several containers of one pod get disjoint devices", func(ctx context.Context) {
+		pod := runPod(ctx, ns, extendedPod("containers", draNode, nil, []testContainer{
 			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
 			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 2}},
+			{name: "none"},
 		}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("a", gpuResource, "container-0-request-0"),
 			mapping("b", gpuResource, "container-1-request-0")))
+		gpus := expectMappedGPUs(ctx, pod, claim)
+		Expect(gpus["a"]).To(HaveLen(1))
+		Expect(gpus["b"]).To(HaveLen(2))
+		Expect(gpus["b"]).NotTo(ContainElement(gpus["a"][0]))
+		Expect(gpus["none"]).To(BeEmpty(), "a container without extended resources got GPUs")
 	})
 
 	It("init and sidecar containers", func(ctx context.Context) {
 		// A plain init container asking for 2 runs before the sidecar
 		// and the app start: it reuses their two devices, as a device
-		// plugin would count it.
-		pod := scheduledPod(ctx, ns, extendedPod("sidecars", draNode,
+		// plugin would count it. The sidecar and the app run together
+		// and get one device each.
+		pod := runPod(ctx, ns, extendedPod("sidecars", draNode,
 			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 2}}, {name: "sidecar", requests: map[v1.ResourceName]int{gpuResource: 1}, sidecar: true}},
 			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := claims.extendedClaim(ctx, pod)
@@ -88,10 +100,23 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 			mapping("app", gpuResource, "container-2-request-0"),
 			mapping("init", gpuResource, "container-1-request-0"),
 			mapping("init", gpuResource, "container-2-request-0")))
+		gpus := expectMappedGPUs(ctx, pod, claim)
+		Expect(gpus["init"]).To(ConsistOf(append(gpus["sidecar"], gpus["app"]...)))
+		Expect(gpus["app"]).NotTo(Equal(gpus["sidecar"]))
+	})
+
+	It("a plain init container shares the device of the main container", func(ctx context.Context) {
+		pod := runPod(ctx, ns, extendedPod("init-shares", draNode,
+			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 1}}},
+			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		claim := claims.extendedClaim(ctx, pod)
+		Expect(claimDevices(claim)).To(HaveLen(1))
+		gpus := expectMappedGPUs(ctx, pod, claim)
+		Expect(gpus["init"]).To(Equal(gpus["app"]))
 	})
 
 	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", func(ctx context.Context) {
-		pod := scheduledPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
+		pod := runPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
 		claim := claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
@@ -101,6 +126,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("app", implicit, "container-0-request-0"),
 			mapping("app", gpuResource, "container-0-request-1")))
+		Expect(expectMappedGPUs(ctx, pod, claim)["app"]).To(HaveLen(2))
 	})
 
 	It("together with a user ResourceClaim", func(ctx context.Context) {
@@ -115,27 +141,30 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		pod := extendedPod("with-claim", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "user", ResourceClaimName: ptr.To("user")}}
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "user"}}
-		pod = scheduledPod(ctx, ns, pod)
-		extended := claimDevices(claims.extendedClaim(ctx, pod))
+		pod = runPod(ctx, ns, pod)
+		extendedClaim := claims.extendedClaim(ctx, pod)
+		extended := claimDevices(extendedClaim)
 		Expect(extended).To(HaveLen(1))
-		userDevices := claimDevices(claims.byName(ctx, "user"))
+		userClaim := claims.byName(ctx, "user")
+		userDevices := claimDevices(userClaim)
 		Expect(userDevices).To(HaveLen(1))
 		Expect(extended).NotTo(ContainElement(userDevices[0]), "the user claim and the extended resource claim share a device")
+		rs := driverSlices(ctx)
+		want := append(claimUUIDs(rs, extendedClaim), claimUUIDs(rs, userClaim)...)
+		Expect(strings.Split(containerGPUs(ctx, ns, pod.Name, "app"), ",")).To(ConsistOf(want), "the container sees the devices of both claims")
 	})
 
 	It("mixed device-plugin and DRA nodes", func(ctx context.Context) {
 		pluginNode := devicePluginNode(ctx)
 		gpus := []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}
-		dra := scheduledPod(ctx, ns, extendedPod("on-dra", draNode, nil, gpus))
-		plugin := scheduledPod(ctx, ns, extendedPod("on-plugin", pluginNode, nil, gpus))
+		dra := runPod(ctx, ns, extendedPod("on-dra", draNode, nil, gpus))
+		plugin := runPod(ctx, ns, extendedPod("on-plugin", pluginNode, nil, gpus))
 		Expect(dra.Spec.NodeName).To(Equal(draNode))
-		Expect(claimDevices(claims.extendedClaim(ctx, dra))).To(HaveLen(1))
+		expectMappedGPUs(ctx, dra, claims.extendedClaim(ctx, dra))
 		Expect(plugin.Spec.NodeName).To(Equal(pluginNode))
-		Consistently(ctx, func() (*v1.PodExtendedResourceClaimStatus, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, plugin.Name, metav1.GetOptions{})
-			return p.Status.ExtendedResourceClaimStatus, err
-		}).WithTimeout(3*time.Second).Should(BeNil(), "the device plugin node's pod has an extended resource claim")
+		Expect(plugin.Status.ExtendedResourceClaimStatus).To(BeNil(), "the device plugin node's pod has an extended resource claim")
 		Expect(claims.ownedBy(plugin)).To(BeEmpty(), "a claim was created for the device plugin node's pod")
+		Expect(strings.Split(containerGPUs(ctx, ns, plugin.Name, "app"), ",")).To(ConsistOf(HavePrefix("GPU-")), "the device plugin gives one GPU")
 	})
 
 	It("stays Pending with a message naming the resource when a node has too few devices", func(ctx context.Context) {
@@ -156,17 +185,73 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate devices for extended resources nvidia.com/gpu"))
 	})
 
+	It("the kubelet rejects an implicit name that the scheduler did not allocate", func(ctx context.Context) {
+		// spec.nodeName bypasses the scheduler: no claim, no mapping.
+		pod := extendedPod("bypass", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{implicit: 1}}})
+		pod.Spec.NodeSelector = nil
+		pod.Spec.NodeName = draNode
+		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(ctx, func() (string, error) {
+			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			return string(p.Status.Phase) + " " + p.Status.Reason + ": " + p.Status.Message, err
+		}).WithTimeout(time.Minute).Should(And(
+			HavePrefix("Failed UnallocatedExtendedResource: "),
+			ContainSubstring(`container "app" requests `+string(implicit)+", which only DRA can provide")))
+	})
+
 	for _, c := range []string{
 		"device plugin removed, then DRA takes over",
 		"the extended resource claim is deleted after success and after failure",
 		"quota counts the extended resource",
 		"gate off, on, off",
-		"restarts of the scheduler, the kubelet and the driver",
-		"containers see exactly the devices of their mapped requests",
+		"restarts of the scheduler and the driver",
 	} {
-		PIt(c + " [needs the kubelet and controller patches]")
+		PIt(c + " [needs the controller patches]")
 	}
 })
+
+// expectMappedGPUs waits for every container of the running pod to print its
+// GPUs and checks that each sees exactly the devices of the claim's requests
+// that the pod status maps to it (none for a container without a mapping).
+// It returns the UUIDs by container.
+func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.ResourceClaim) map[string][]string {
+	rs := driverSlices(ctx)
+	got := map[string][]string{}
+	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		var requests []string
+		for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
+			if m.ContainerName == c.Name {
+				requests = append(requests, m.RequestName)
+			}
+		}
+		want := claimUUIDs(rs, claim, requests...)
+		if len(requests) == 0 {
+			want = nil
+		}
+		gpus := containerGPUs(ctx, pod.Namespace, pod.Name, c.Name)
+		var list []string
+		if gpus != "" {
+			list = strings.Split(gpus, ",")
+		}
+		Expect(list).To(ConsistOf(want), "GPUs of container %q (mapped requests %v)", c.Name, requests)
+		got[c.Name] = list
+	}
+	return got
+}
+
+// claimUUIDs returns the UUIDs of the claim's devices, of the given requests
+// only if any are given.
+func claimUUIDs(rs []resourceapi.ResourceSlice, claim *resourceapi.ResourceClaim, requests ...string) []string {
+	var uuids []string
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		if len(requests) > 0 && !slices.Contains(requests, r.Request) {
+			continue
+		}
+		uuids = append(uuids, deviceUUID(rs, r.Pool, r.Device))
+	}
+	return uuids
+}
 
 type testContainer struct {
 	name     string
@@ -197,7 +282,7 @@ func extendedPod(name, node string, init, regular []testContainer) *v1.Pod {
 		if c.sidecar {
 			ic.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
 		} else {
-			ic.Command = []string{"true"}
+			ic.Command = []string{"sh", "-c", printGPUsCommand}
 		}
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
 	}
