@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"sort"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,15 +16,26 @@ const gpuResource = v1.ResourceName("nvidia.com/gpu")
 // devicePluginNode is a node that advertises nvidia.com/gpu through a device
 // plugin; the spec is skipped when there is none.
 func devicePluginNode(ctx context.Context) string {
+	nodes := devicePluginNodes(ctx)
+	if len(nodes) == 0 {
+		Skip("no node advertises nvidia.com/gpu through a device plugin (make up NODES=2 adds one)")
+	}
+	return nodes[0]
+}
+
+// devicePluginNodes are the nodes that advertise nvidia.com/gpu through a
+// device plugin (allocatable > 0), sorted by name.
+func devicePluginNodes(ctx context.Context) []string {
 	nodes, err := cluster.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
+	var out []string
 	for _, n := range nodes.Items {
 		if q, ok := n.Status.Allocatable[gpuResource]; ok && !q.IsZero() {
-			return n.Name
+			out = append(out, n.Name)
 		}
 	}
-	Skip("no node advertises nvidia.com/gpu through a device plugin (make up NODES=2 adds one)")
-	return ""
+	sort.Strings(out)
+	return out
 }
 
 var _ = Describe("Mixed clusters", func() {

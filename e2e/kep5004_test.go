@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -165,6 +166,13 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(plugin.Status.ExtendedResourceClaimStatus).To(BeNil(), "the device plugin node's pod has an extended resource claim")
 		Expect(claims.ownedBy(plugin)).To(BeEmpty(), "a claim was created for the device plugin node's pod")
 		Expect(strings.Split(containerGPUs(ctx, ns, plugin.Name, "app"), ",")).To(ConsistOf(HavePrefix("GPU-")), "the device plugin gives one GPU")
+		if os.Getenv("E2E_PODRESOURCES") != "" {
+			reported := podResources(ctx, plugin)["app"]
+			Expect(reported.Dynamic).To(BeEmpty(), "DRA devices of the device plugin node's pod")
+			Expect(reported.Devices).To(HaveLen(1))
+			Expect(reported.Devices[0].Resource).To(Equal(string(gpuResource)))
+			Expect(reported.Devices[0].IDs).To(HaveLen(1))
+		}
 	})
 
 	It("stays Pending with a message naming the resource when a node has too few devices", func(ctx context.Context) {
@@ -198,6 +206,73 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(time.Minute).Should(And(
 			HavePrefix("Failed UnallocatedExtendedResource: "),
 			ContainSubstring(`container "app" requests `+string(implicit)+", which only DRA can provide")))
+	})
+
+	It("the PodResources API reports each container's own devices under dynamic resources", func(ctx context.Context) {
+		requirePodResources()
+		pod := runPod(ctx, ns, extendedPod("podresources", draNode, nil, []testContainer{
+			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
+			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}},
+			{name: "none"},
+		}))
+		claim := claims.extendedClaim(ctx, pod)
+		Eventually(ctx, func(g Gomega) {
+			reported := podResources(ctx, pod)
+			for _, c := range pod.Spec.Containers {
+				g.Expect(reported).To(HaveKey(c.Name))
+				g.Expect(reported[c.Name].dynamicDevices()).To(ConsistOf(mappedDevices(pod, claim, c.Name)), "dynamic resources of container %q", c.Name)
+				g.Expect(reported[c.Name].Devices).To(BeEmpty(), "device plugin devices of container %q", c.Name)
+				for _, d := range reported[c.Name].Dynamic {
+					g.Expect(d.CDI).To(HaveLen(1), "CDI devices of %s in container %q", d.Device, c.Name)
+				}
+			}
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+
+	It("a kubelet restart keeps the devices of a running pod, and a new pod gets others", func(ctx context.Context) {
+		first := runPod(ctx, ns, extendedPod("before-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
+		firstClaim := claims.extendedClaim(ctx, first)
+		before := expectMappedGPUs(ctx, first, firstClaim)["app"]
+		containerID := first.Status.ContainerStatuses[0].ContainerID
+
+		pluginNodes := devicePluginNodes(ctx)
+		restartKubelet(ctx, draNode)
+		if len(pluginNodes) > 0 && !slices.Contains(pluginNodes, draNode) {
+			// Every kubelet on one host listens on the same hard-coded
+			// device plugin socket and the device plugin registers with
+			// the one started last: give it back to its node.
+			restartKubelet(ctx, pluginNodes[0])
+			Eventually(ctx, func() ([]string, error) {
+				return devicePluginNodes(ctx), nil
+			}).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
+		}
+
+		By("the running pod keeps its container and its devices")
+		Consistently(ctx, func() (string, error) {
+			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, first.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return string(p.Status.Phase) + " " + p.Status.ContainerStatuses[0].ContainerID, nil
+		}).WithTimeout(10*time.Second).Should(Equal(string(v1.PodRunning)+" "+containerID), "the pod's container was restarted or the pod stopped")
+		if os.Getenv("E2E_PODRESOURCES") != "" {
+			Eventually(ctx, func() []string {
+				return podResources(ctx, first)["app"].dynamicDevices()
+			}).WithTimeout(30*time.Second).Should(ConsistOf(mappedDevices(first, firstClaim, "app")), "devices the restarted kubelet reports for the pod")
+		}
+
+		By("a new pod gets devices of its own")
+		second := runPod(ctx, ns, extendedPod("after-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
+		after := expectMappedGPUs(ctx, second, claims.extendedClaim(ctx, second))["app"]
+		for _, uuid := range after {
+			Expect(before).NotTo(ContainElement(uuid), "the new pod got a GPU of the running one")
+		}
+
+		By("the restarted kubelet releases the first pod's claim")
+		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+		if cdiDir := os.Getenv("E2E_CDI_DIR"); cdiDir != "" {
+			Eventually(func() []string { return cdiSpecs(cdiDir, string(firstClaim.UID)) }).WithTimeout(time.Minute).Should(BeEmpty(), "CDI spec of the first pod's claim after unprepare")
+		}
 	})
 
 	for _, c := range []string{
@@ -238,6 +313,24 @@ func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.Resou
 		got[c.Name] = list
 	}
 	return got
+}
+
+// mappedDevices lists the claim's devices of the requests that the pod status
+// maps to the container, as claim:driver/pool/device.
+func mappedDevices(pod *v1.Pod, claim *resourceapi.ResourceClaim, container string) []string {
+	var requests []string
+	for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
+		if m.ContainerName == container {
+			requests = append(requests, m.RequestName)
+		}
+	}
+	var out []string
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		if slices.Contains(requests, r.Request) {
+			out = append(out, claim.Name+":"+r.Driver+"/"+r.Pool+"/"+r.Device)
+		}
+	}
+	return out
 }
 
 // claimUUIDs returns the UUIDs of the claim's devices, of the given requests

@@ -22,6 +22,9 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	export E2E_PODRESOURCES="$OUTPUT_DIR/bin/draext-podresources"
 	# node_dir <i> is $STATE_DIR/node<i>, the kubelet's root dir <node dir>/kubelet.
 	export E2E_PODRESOURCES_SOCKETS="$STATE_DIR/node*/kubelet/pod-resources/kubelet.sock"
+	# The pid files and logs of the cluster's processes: the restart specs
+	# stop a kubelet and start it again with the same command line.
+	export E2E_CLUSTER_RUN_DIR="$PIDS" E2E_CLUSTER_LOG_DIR="$LOGS"
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 rm -rf "$E2E_ARTIFACTS"
