@@ -183,6 +183,18 @@ start kube-apiserver "$KBIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379
 wait_for "kube-apiserver /readyz" 120 curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" https://127.0.0.1:6443/readyz
 phase "kube-apiserver ready"
 
+# Nodes of an earlier, larger cluster (make up NODES=2, then make up) are
+# still in etcd and look Ready until the node lifecycle controller notices:
+# the scheduler would bind pods to them. Remove them, and their slices.
+for node in $(kubectl_ get nodes -o jsonpath='{.items[*].metadata.name}'); do
+	keep=
+	for i in $(seq 1 "$NODES"); do [[ $node == "$(node_ip "$i")" ]] && keep=1; done
+	[[ -n $keep ]] && continue
+	kubectl_ delete node "$node" --wait=false >/dev/null || die "deleting node $node of an earlier cluster failed"
+	kubectl_ delete resourceslices --field-selector "spec.nodeName=$node" >/dev/null 2>&1 || true
+	info "removed node $node of an earlier cluster with more nodes"
+done
+
 start kube-controller-manager "$KBIN/kube-controller-manager" --kubeconfig="$PKI/controller-manager.kubeconfig" \
 	--bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
 	--service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \

@@ -30,17 +30,20 @@ kubectl_ -n "$NS" delete pod gpu-claim-demo --wait=true >/dev/null
 
 log "2. a GPU through nvidia.com/gpu: 1 (unchanged manifest)"
 kubectl_ -n "$NS" apply -f "$DRAEXT_ROOT/demo/extended-resource-pod.yaml" >/dev/null
-if kubectl_ -n "$NS" wait --for=condition=Ready pod/gpu-extended-resource-demo --timeout=30s >/dev/null 2>&1; then
-	show gpu-extended-resource-demo
-	if [[ -z $(kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='{.status.extendedResourceClaimStatus}') ]]; then
-		info "served by the classic device plugin (no extendedResourceClaimStatus)"
-	else
-		kubectl_ -n "$NS" get resourceclaims -o custom-columns='    CLAIM:.metadata.name,DEVICE:.status.allocation.devices.results[*].device,POOL:.status.allocation.devices.results[*].pool' >&2
-		info "the scheduler allocated a DRA device in the pod's extended resource claim; the"
-		info "container sees it once the kubelet patches land (see README, Status)"
-	fi
-else
+t0=$(date +%s.%N)
+kubectl_ -n "$NS" wait --for=condition=Ready pod/gpu-extended-resource-demo --timeout=60s >/dev/null 2>&1 || {
 	kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='    Pending: {.status.conditions[?(@.type=="PodScheduled")].message}{"\n"}' >&2
 	die "the nvidia.com/gpu pod did not start" "$(kubectl_ -n "$NS" describe pod gpu-extended-resource-demo | tail -15)"
+}
+info "Running after $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')s"
+show gpu-extended-resource-demo
+gpus=$(kubectl_ -n "$NS" logs gpu-extended-resource-demo | sed -n 's/^GPUS=//p')
+[[ $gpus == GPU-* && $gpus != *,* ]] || die "the nvidia.com/gpu pod sees '${gpus}', not one GPU"
+if [[ -z $(kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='{.status.extendedResourceClaimStatus}') ]]; then
+	info "served by the classic device plugin of node $(kubectl_ -n "$NS" get pod gpu-extended-resource-demo -o jsonpath='{.spec.nodeName}') (no extendedResourceClaimStatus)"
+else
+	kubectl_ -n "$NS" get resourceclaims -o custom-columns='    CLAIM:.metadata.name,DEVICE:.status.allocation.devices.results[*].device,POOL:.status.allocation.devices.results[*].pool' >&2
+	info "served by DRA: the scheduler allocated the GPU in the pod's extended resource claim,"
+	info "the kubelet prepared that claim and handed the container its CDI device"
 fi
 kubectl_ -n "$NS" delete pod gpu-extended-resource-demo --wait=true >/dev/null
