@@ -193,19 +193,28 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate devices for extended resources nvidia.com/gpu"))
 	})
 
-	It("the kubelet rejects an implicit name that the scheduler did not allocate", func(ctx context.Context) {
-		// spec.nodeName bypasses the scheduler: no claim, no mapping.
-		pod := extendedPod("bypass", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{implicit: 1}}})
-		pod.Spec.NodeSelector = nil
-		pod.Spec.NodeName = draNode
-		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-			return string(p.Status.Phase) + " " + p.Status.Reason + ": " + p.Status.Message, err
-		}).WithTimeout(time.Minute).Should(And(
+	It("the kubelet rejects extended resources that DRA serves when the pod bypassed the scheduler", func(ctx context.Context) {
+		// spec.nodeName bypasses the scheduler: no claim, no mapping. The
+		// kubelet must not start the containers without their devices.
+		for name, resource := range map[string]v1.ResourceName{"bypass-implicit": implicit, "bypass-explicit": gpuResource} {
+			pod := extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resource: 1}}})
+			pod.Spec.NodeSelector = nil
+			pod.Spec.NodeName = draNode
+			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		failed := func(name string) func() (string, error) {
+			return func() (string, error) {
+				p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				return string(p.Status.Phase) + " " + p.Status.Reason + ": " + p.Status.Message, err
+			}
+		}
+		Eventually(ctx, failed("bypass-implicit")).WithTimeout(time.Minute).Should(And(
 			HavePrefix("Failed UnallocatedExtendedResource: "),
 			ContainSubstring(`container "app" requests `+string(implicit)+", which only DRA can provide")))
+		Eventually(ctx, failed("bypass-explicit")).WithTimeout(time.Minute).Should(And(
+			HavePrefix("Failed UnallocatedExtendedResource: "),
+			ContainSubstring(`container "app" requests nvidia.com/gpu, which DeviceClass `+*className+" serves through DRA")))
 	})
 
 	It("the PodResources API reports each container's own devices under dynamic resources", func(ctx context.Context) {
