@@ -28,7 +28,8 @@ type guard struct {
 // hand-written conversion passes every test of its own package and fails
 // only there. The structured allocator is guarded by the tests of the
 // scheduler plugin that calls it and by scheduler_perf's DRA workloads; any
-// scheduler change by all of pkg/scheduler's tests.
+// scheduler change by all of pkg/scheduler's tests; a change of the kubelet's
+// resource managers or admission by the tests of all of them.
 var guards = []guard{{
 	why: "API types, conversions or generated API code",
 	match: regexp.MustCompile(`^(pkg/apis/[^/]+(/v[0-9][^/]*)?|staging/src/k8s\.io/api/[^/]+/v[0-9][^/]*)/` +
@@ -46,6 +47,13 @@ var guards = []guard{{
 	why:   "the scheduler: its framework, queue and plugins",
 	match: regexp.MustCompile(`^pkg/scheduler/`),
 	pkgs:  []string{"./pkg/scheduler/..."},
+}, {
+	why: "the kubelet's resource managers and admission, which hand devices to containers",
+	// The DRA and device managers feed the topology manager (hints), the
+	// container manager (run options, PodResources) and admission; the
+	// status manager writes what the scheduler's mapping lives in.
+	match: regexp.MustCompile(`^pkg/kubelet/(cm|lifecycle|status|apis/podresources)/`),
+	pkgs:  []string{"./pkg/kubelet/apis/podresources/...", "./pkg/kubelet/cm/...", "./pkg/kubelet/lifecycle/...", "./pkg/kubelet/status/..."},
 }, {
 	why:   "the extended resource resolver, which scheduler plugins read concurrently",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/extendedresource/`),

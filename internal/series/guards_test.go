@@ -55,6 +55,12 @@ func TestGuards(t *testing.T) {
 			want:     []string{},
 			wantRace: []string{"./staging/src/k8s.io/dynamic-resource-allocation/extendedresource"}, wantReasons: 1,
 		},
+		"kubelet DRA manager": {
+			files:       []string{"pkg/kubelet/cm/dra/manager.go", "pkg/kubelet/lifecycle/predicate.go"},
+			want:        []string{"./pkg/kubelet/apis/podresources/...", "./pkg/kubelet/cm/...", "./pkg/kubelet/lifecycle/...", "./pkg/kubelet/status/..."},
+			wantReasons: 1,
+		},
+		"kubelet main package":   {files: []string{"pkg/kubelet/kubelet.go"}, want: []string{}},
 		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
 		"nothing changed":        {want: []string{}},
 	}
