@@ -212,9 +212,16 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Eventually(ctx, failed("bypass-implicit")).WithTimeout(time.Minute).Should(And(
 			HavePrefix("Failed UnallocatedExtendedResource: "),
 			ContainSubstring(`container "app" requests `+string(implicit)+", which only DRA can provide")))
-		Eventually(ctx, failed("bypass-explicit")).WithTimeout(time.Minute).Should(And(
-			HavePrefix("Failed UnallocatedExtendedResource: "),
-			ContainSubstring(`container "app" requests nvidia.com/gpu, which DeviceClass `+*className+" serves through DRA")))
+		// The device manager admits first: where it still knows
+		// nvidia.com/gpu from device plugin allocations (a node that moved
+		// from the device plugin to DRA; on one host every kubelet reads
+		// the same device manager checkpoint) it rejects the request
+		// itself. Either way the pod must not run.
+		Eventually(ctx, failed("bypass-explicit")).WithTimeout(time.Minute).Should(Or(
+			And(HavePrefix("Failed UnallocatedExtendedResource: "),
+				ContainSubstring(`container "app" requests nvidia.com/gpu, which DeviceClass `+*className+" serves through DRA")),
+			And(HavePrefix("Failed UnexpectedAdmissionError: "),
+				ContainSubstring("cannot allocate unhealthy devices nvidia.com/gpu"))))
 	})
 
 	It("the PodResources API reports each container's own devices under dynamic resources", func(ctx context.Context) {
