@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -291,9 +292,39 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 	})
 
+	It("the extended resource claim is deleted after success and after failure", func(ctx context.Context) {
+		for _, tc := range []struct {
+			name, command string
+			phase         v1.PodPhase
+		}{{"succeeds", "exit 0", v1.PodSucceeded}, {"fails", "exit 1", v1.PodFailed}} {
+			By("a pod that " + tc.name)
+			pod := extendedPod("job-"+tc.name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			pod.Spec.Containers[0].Command = []string{"sh", "-c", printGPUsCommand + "; " + tc.command}
+			pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(ctx, func() (v1.PodPhase, error) {
+				p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				pod = p
+				return p.Status.Phase, nil
+			}).WithTimeout(2*time.Minute).Should(Equal(tc.phase), "pod %s", pod.Name)
+			Expect(pod.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s has no extended resource claim", pod.Name)
+			claims.extendedClaim(ctx, pod)
+			Expect(containerGPUs(ctx, ns, pod.Name, "app")).To(HavePrefix("GPU-"), "the pod ran with its GPU")
+			claimName := pod.Status.ExtendedResourceClaimStatus.ResourceClaimName
+			Eventually(ctx, func() error {
+				_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, claimName, metav1.GetOptions{})
+				return err
+			}).WithTimeout(10*time.Second).Should(Satisfy(apierrors.IsNotFound), "claim %s of the pod that %s is not deleted within 10 s", claimName, tc.name)
+		}
+		By("the devices are free for the next pod")
+		runPod(ctx, ns, extendedPod("next", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+	})
+
 	for _, c := range []string{
 		"device plugin removed, then DRA takes over",
-		"the extended resource claim is deleted after success and after failure",
 		"quota counts the extended resource",
 		"gate off, on, off",
 		"restarts of the scheduler and the driver",
