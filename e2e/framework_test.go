@@ -129,6 +129,11 @@ func shellPod(name string) *v1.Pod {
 
 // runPod creates a pod and waits until it runs.
 func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
+	return createPodUntil(ctx, ns, pod, v1.PodRunning)
+}
+
+// createPodUntil creates a pod and returns it once it is in the phase.
+func createPodUntil(ctx context.Context, ns string, pod *v1.Pod, phase v1.PodPhase) *v1.Pod {
 	pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(ctx, func() (v1.PodPhase, error) {
@@ -138,7 +143,7 @@ func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
 		}
 		pod = p
 		return p.Status.Phase, nil
-	}).WithTimeout(2*time.Minute).Should(Equal(v1.PodRunning), "pod %s/%s does not run", ns, pod.Name)
+	}).WithTimeout(2*time.Minute).Should(Equal(phase), "pod %s/%s is not %s", ns, pod.Name, phase)
 	return pod
 }
 

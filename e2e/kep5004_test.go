@@ -300,16 +300,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 			By("a pod that " + tc.name)
 			pod := extendedPod("job-"+tc.name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 			pod.Spec.Containers[0].Command = []string{"sh", "-c", printGPUsCommand + "; " + tc.command}
-			pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			Eventually(ctx, func() (v1.PodPhase, error) {
-				p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-				if err != nil {
-					return "", err
-				}
-				pod = p
-				return p.Status.Phase, nil
-			}).WithTimeout(2*time.Minute).Should(Equal(tc.phase), "pod %s", pod.Name)
+			pod = createPodUntil(ctx, ns, pod, tc.phase)
 			Expect(pod.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s has no extended resource claim", pod.Name)
 			claims.extendedClaim(ctx, pod)
 			Expect(containerGPUs(ctx, ns, pod.Name, "app")).To(HavePrefix("GPU-"), "the pod ran with its GPU")
@@ -341,12 +332,7 @@ func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.Resou
 	rs := driverSlices(ctx)
 	got := map[string][]string{}
 	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		var requests []string
-		for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
-			if m.ContainerName == c.Name {
-				requests = append(requests, m.RequestName)
-			}
-		}
+		requests := mappedRequests(pod, c.Name)
 		want := claimUUIDs(rs, claim, requests...)
 		if len(requests) == 0 {
 			want = nil
@@ -365,12 +351,7 @@ func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.Resou
 // mappedDevices lists the claim's devices of the requests that the pod status
 // maps to the container, as claim:driver/pool/device.
 func mappedDevices(pod *v1.Pod, claim *resourceapi.ResourceClaim, container string) []string {
-	var requests []string
-	for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
-		if m.ContainerName == container {
-			requests = append(requests, m.RequestName)
-		}
-	}
+	requests := mappedRequests(pod, container)
 	var out []string
 	for _, r := range claim.Status.Allocation.Devices.Results {
 		if slices.Contains(requests, r.Request) {
@@ -378,6 +359,18 @@ func mappedDevices(pod *v1.Pod, claim *resourceapi.ResourceClaim, container stri
 		}
 	}
 	return out
+}
+
+// mappedRequests lists the claim requests that the pod status maps to the
+// container.
+func mappedRequests(pod *v1.Pod, container string) []string {
+	var requests []string
+	for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
+		if m.ContainerName == container {
+			requests = append(requests, m.RequestName)
+		}
+	}
+	return requests
 }
 
 // claimUUIDs returns the UUIDs of the claim's devices, of the given requests
@@ -429,22 +422,6 @@ func extendedPod(name, node string, init, regular []testContainer) *v1.Pod {
 	for _, c := range regular {
 		pod.Spec.Containers = append(pod.Spec.Containers, container(c))
 	}
-	return pod
-}
-
-// scheduledPod creates the pod and returns it once it is bound and, if it
-// has an extended resource claim, the mapping is in its status.
-func scheduledPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
-	pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(ctx, func() (string, error) {
-		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		pod = p
-		return p.Spec.NodeName, nil
-	}).WithTimeout(time.Minute).ShouldNot(BeEmpty(), "pod %s/%s is not bound", ns, pod.Name)
 	return pod
 }
 
