@@ -314,9 +314,65 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		runPod(ctx, ns, extendedPod("next", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 	})
 
+	It("a quota of 2 GPUs admits two pods with one GPU each and rejects a third until one goes", func(ctx context.Context) {
+		// Each device counts once in each of the three names that can
+		// limit it: the pods ask by the explicit name, their claims
+		// have devices of the class.
+		names := []v1.ResourceName{
+			v1.ResourceName("requests." + gpuResource),
+			v1.ResourceName("requests." + implicit),
+			v1.ResourceName(*className + v1.ResourceClaimsPerClass),
+		}
+		hard := v1.ResourceList{}
+		for _, name := range names {
+			hard[name] = resource.MustParse("2")
+		}
+		quota, err := cluster.client.CoreV1().ResourceQuotas(ns).Create(ctx, &v1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: "gpus"},
+			Spec:       v1.ResourceQuotaSpec{Hard: hard},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		expectUsed := func(want int64) {
+			GinkgoHelper()
+			Eventually(ctx, func() (map[v1.ResourceName]int64, error) {
+				q, err := cluster.client.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
+				if err != nil {
+					return nil, err
+				}
+				used := map[v1.ResourceName]int64{}
+				for name, value := range q.Status.Used {
+					used[name] = value.Value()
+				}
+				return used, nil
+			}).WithTimeout(time.Minute).Should(Equal(map[v1.ResourceName]int64{names[0]: want, names[1]: want, names[2]: want}),
+				"quota %s does not count %d devices in each name", quota.Name, want)
+		}
+		expectUsed(0)
+
+		onePod := func(name string) *v1.Pod {
+			return extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+		}
+		first := runPod(ctx, ns, onePod("first"))
+		second := runPod(ctx, ns, onePod("second"))
+		Expect(claimDevices(claims.extendedClaim(ctx, first))).To(HaveLen(1))
+		Expect(claimDevices(claims.extendedClaim(ctx, second))).To(HaveLen(1))
+		expectUsed(2)
+
+		By("the third pod is rejected with the quota's message")
+		_, err = cluster.client.CoreV1().Pods(ns).Create(ctx, onePod("third"), metav1.CreateOptions{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a third pod: %v", err)
+		Expect(err.Error()).To(ContainSubstring("exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2"))
+
+		By("once the first pod is gone, the third is admitted and runs")
+		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})).To(Succeed())
+		expectUsed(1)
+		third := runPod(ctx, ns, onePod("third"))
+		Expect(visibleDevices(ctx, ns, third.Name)).To(HavePrefix("GPU-"), "the third pod runs with its GPU")
+		expectUsed(2)
+	})
+
 	for _, c := range []string{
 		"device plugin removed, then DRA takes over",
-		"quota counts the extended resource",
 		"gate off, on, off",
 		"restarts of the scheduler and the driver",
 	} {

@@ -55,6 +55,16 @@ var guards = []guard{{
 	match: regexp.MustCompile(`^pkg/kubelet/(cm|lifecycle|status|apis/podresources)/`),
 	pkgs:  []string{"./pkg/kubelet/apis/podresources/...", "./pkg/kubelet/cm/...", "./pkg/kubelet/lifecycle/...", "./pkg/kubelet/status/..."},
 }, {
+	why: "quota evaluators and their configuration, which admission and the quota controller share",
+	// The admission plugin and the controller run every evaluator; the
+	// quota integration test runs both against a real apiserver.
+	match: regexp.MustCompile(`^pkg/quota/`),
+	pkgs:  []string{"./pkg/controller/resourcequota/...", "./pkg/quota/...", "./plugin/pkg/admission/resourcequota/...", "./test/integration/quota"},
+}, {
+	why:   "the ResourceClaim registry, which every claim write goes through",
+	match: regexp.MustCompile(`^pkg/registry/resource/`),
+	pkgs:  []string{"./pkg/registry/resource/..."},
+}, {
 	why:   "the extended resource resolver, which scheduler plugins read concurrently",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/extendedresource/`),
 	race:  []string{"./staging/src/k8s.io/dynamic-resource-allocation/extendedresource"},

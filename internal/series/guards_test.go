@@ -60,6 +60,14 @@ func TestGuards(t *testing.T) {
 			want:        []string{"./pkg/kubelet/apis/podresources/...", "./pkg/kubelet/cm/...", "./pkg/kubelet/lifecycle/...", "./pkg/kubelet/status/..."},
 			wantReasons: 1,
 		},
+		"quota evaluator": {
+			files:       []string{"pkg/quota/v1/evaluator/core/resource_claims.go", "pkg/quota/v1/install/registry.go"},
+			want:        []string{"./pkg/controller/resourcequota/...", "./pkg/quota/...", "./plugin/pkg/admission/resourcequota/...", "./test/integration/quota"},
+			wantReasons: 1,
+		},
+		"ResourceClaim registry": {
+			files: []string{"pkg/registry/resource/resourceclaim/strategy.go"}, want: []string{"./pkg/registry/resource/..."}, wantReasons: 1,
+		},
 		"kubelet main package":   {files: []string{"pkg/kubelet/kubelet.go"}, want: []string{}},
 		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
 		"nothing changed":        {want: []string{}},
