@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,7 +19,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// driverNamespace is where overlays/base deploys the example driver.
+const driverNamespace = "draext-gpu"
 
 // What the specs ask the nodes of the local cluster directly: the kubelets'
 // PodResources API and restarts of a kubelet. Against another cluster these
@@ -81,22 +86,32 @@ func podResources(ctx context.Context, pod *v1.Pod) map[string]podResourcesConta
 	return out
 }
 
-// restartKubelet stops the kubelet of the node and starts it again with the
-// same command line, pid file and log, as make up would, and waits until it
-// is healthy again.
-func restartKubelet(ctx context.Context, node string) {
+// hostProcess is a component that make up runs as a host process, with its
+// pid file "<pid> <exe>" in E2E_CLUSTER_RUN_DIR and its log in
+// E2E_CLUSTER_LOG_DIR.
+type hostProcess struct {
+	// name is the pid file's name without .pid, e.g. kubelet1.
+	name    string
+	pidFile string
+	pid     int
+	args    []string
+}
+
+// findHostProcess returns the running host process whose pid file matches
+// the glob (in E2E_CLUSTER_RUN_DIR) and whose command line has all the
+// arguments. It skips the spec against a cluster that is not the local one.
+func findHostProcess(glob string, want ...string) hostProcess {
+	GinkgoHelper()
 	runDir, logDir := os.Getenv("E2E_CLUSTER_RUN_DIR"), os.Getenv("E2E_CLUSTER_LOG_DIR")
 	if runDir == "" || logDir == "" {
-		Skip("E2E_CLUSTER_RUN_DIR and E2E_CLUSTER_LOG_DIR are not set: the suite cannot restart this cluster's kubelets (make e2e sets them for the local cluster)")
+		Skip("E2E_CLUSTER_RUN_DIR and E2E_CLUSTER_LOG_DIR are not set: the suite cannot restart this cluster's components (make e2e sets them for the local cluster)")
 	}
-	pidFiles, err := filepath.Glob(filepath.Join(runDir, "kubelet*.pid"))
+	pidFiles, err := filepath.Glob(filepath.Join(runDir, glob))
 	Expect(err).NotTo(HaveOccurred())
-	var pidFile string
-	var pid int
-	var args []string
 	for _, f := range pidFiles {
 		data, err := os.ReadFile(f)
 		Expect(err).NotTo(HaveOccurred())
+		var pid int
 		var exe string
 		if _, err := fmt.Sscan(string(data), &pid, &exe); err != nil {
 			continue
@@ -105,38 +120,102 @@ func restartKubelet(ctx context.Context, node string) {
 		if err != nil {
 			continue
 		}
-		a := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if slices.Contains(a, "--hostname-override="+node) {
-			pidFile, args = f, a
-			break
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if !slices.ContainsFunc(want, func(a string) bool { return !slices.Contains(args, a) }) {
+			return hostProcess{name: strings.TrimSuffix(filepath.Base(f), ".pid"), pidFile: f, pid: pid, args: args}
 		}
 	}
-	Expect(pidFile).NotTo(BeEmpty(), "no running kubelet in %s serves node %s", runDir, node)
-	healthz := kubeletHealthz(args)
+	Fail(fmt.Sprintf("no running process with a pid file %s in %s has the arguments %q", glob, runDir, want))
+	return hostProcess{}
+}
 
-	By("stopping the kubelet of node " + node)
-	Expect(syscall.Kill(pid, syscall.SIGTERM)).To(Succeed())
-	Eventually(func() error { return syscall.Kill(pid, 0) }).WithTimeout(30*time.Second).Should(HaveOccurred(), "kubelet %d does not stop", pid)
+// restart stops the process and starts it again with the same command line,
+// pid file and log (appended), as make up would.
+func (p hostProcess) restart() {
+	GinkgoHelper()
+	By(fmt.Sprintf("stopping %s (pid %d)", p.name, p.pid))
+	Expect(syscall.Kill(p.pid, syscall.SIGTERM)).To(Succeed())
+	Eventually(func() error { return syscall.Kill(p.pid, 0) }).WithTimeout(30*time.Second).Should(HaveOccurred(), "%s (pid %d) does not stop", p.name, p.pid)
 
-	By("starting the kubelet of node " + node + " again")
-	name := strings.TrimSuffix(filepath.Base(pidFile), ".pid")
-	logFile, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	By("starting " + p.name + " again")
+	logFile, err := os.OpenFile(filepath.Join(os.Getenv("E2E_CLUSTER_LOG_DIR"), p.name+".log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	defer logFile.Close()
-	cmd := exec.Command(args[0], args[1:]...)
+	cmd := exec.Command(p.args[0], p.args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	Expect(cmd.Start()).To(Succeed())
-	Expect(os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s\n", cmd.Process.Pid, args[0])), 0o644)).To(Succeed())
+	Expect(os.WriteFile(p.pidFile, []byte(fmt.Sprintf("%d %s\n", cmd.Process.Pid, p.args[0])), 0o644)).To(Succeed())
 	Expect(cmd.Process.Release()).To(Succeed())
+}
+
+// waitHealthy waits until the URL answers 200; the components of the local
+// cluster serve their healthz over HTTPS with the cluster's own CA, which
+// this check need not trust.
+func waitHealthy(ctx context.Context, what, url string) {
+	GinkgoHelper()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
 	Eventually(ctx, func() (int, error) {
-		resp, err := http.Get(healthz)
+		resp, err := client.Get(url)
 		if err != nil {
 			return 0, err
 		}
 		_ = resp.Body.Close()
 		return resp.StatusCode, nil
-	}).WithTimeout(2*time.Minute).Should(Equal(http.StatusOK), "kubelet of node %s is not healthy at %s", node, healthz)
+	}).WithTimeout(2*time.Minute).Should(Equal(http.StatusOK), "%s is not healthy at %s", what, url)
+}
+
+// restartKubelet stops the kubelet of the node and starts it again with the
+// same command line, pid file and log, as make up would, and waits until it
+// is healthy again.
+func restartKubelet(ctx context.Context, node string) {
+	GinkgoHelper()
+	kubelet := findHostProcess("kubelet*.pid", "--hostname-override="+node)
+	healthz := kubeletHealthz(kubelet.args)
+	kubelet.restart()
+	waitHealthy(ctx, "kubelet of node "+node, healthz)
+}
+
+// restartDriver restarts the example driver of the node: the host process
+// that make up started for it, or, when the driver runs as a DaemonSet, its
+// pod on the node (the DaemonSet starts another one). It waits until the
+// driver runs again; the driver registers with the kubelet on its own.
+func restartDriver(ctx context.Context, node string) {
+	GinkgoHelper()
+	pods, err := cluster.client.CoreV1().Pods(driverNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=draext-gpu",
+		FieldSelector: "spec.nodeName=" + node,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	if len(pods.Items) == 0 {
+		findHostProcess("draext-gpu*.pid", "--node-name="+node).restart()
+		return
+	}
+	old := pods.Items[0]
+	By("deleting the driver pod " + old.Name + " of node " + node)
+	Expect(cluster.client.CoreV1().Pods(driverNamespace).Delete(ctx, old.Name, metav1.DeleteOptions{})).To(Succeed())
+	Eventually(ctx, func() (bool, error) {
+		pods, err := cluster.client.CoreV1().Pods(driverNamespace).List(ctx, metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/name=draext-gpu",
+			FieldSelector: "spec.nodeName=" + node,
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.UID != old.UID && p.Status.Phase == v1.PodRunning {
+				return true, nil
+			}
+		}
+		return false, nil
+	}).WithTimeout(2*time.Minute).Should(BeTrue(), "the DaemonSet does not run a new driver pod on node %s", node)
+}
+
+// restartScheduler restarts kube-scheduler and waits until it is healthy.
+func restartScheduler(ctx context.Context) {
+	GinkgoHelper()
+	findHostProcess("kube-scheduler.pid").restart()
+	waitHealthy(ctx, "kube-scheduler", "https://127.0.0.1:10259/healthz")
 }
 
 // kubeletHealthz finds the healthz URL in the kubelet's config file.
