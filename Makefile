@@ -23,7 +23,7 @@ export KIND_CONFIG
 export KEEP_DOCKER
 export NODE_IMAGE
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo start-latency quota-burst e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo start-latency quota-burst perf e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -81,6 +81,9 @@ start-latency: ## On a running cluster: apply-to-Ready of the nvidia.com/gpu pod
 
 quota-burst: ## On a running cluster: PODS=50 short nvidia.com/gpu pods one after another under a quota of the cluster's GPUs; checks no claim is left and 0 used
 	@bash scripts/quota-burst.sh
+
+perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
+	@bash scripts/perf.sh
 
 e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 	@bash scripts/e2e.sh

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Measures the scheduler with DRA extended resources (KEP-5004) next to its
+# baselines: builds the scheduler_perf binary of
+# test/integration/scheduler_perf/dra/extendedresource once, runs each full
+# workload ROUNDS times (default 5) in interleaved rounds, one at a time, and
+# prints per workload the median and min-max SchedulingThroughput (pods/s)
+# and the ratios that issue 15 sets targets for, as the median of the
+# per-round ratios. Raw data items (JSON) and logs go to _output/perf/<time>/.
+#
+#   ROUNDS=1       one round (about 15 minutes on 2 cores)
+#   WORKLOADS=...  space-separated Case/workload names (default: all below)
+#
+# Nothing else should build or run meanwhile: the numbers are only as
+# quiet as the machine.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ROUNDS=${ROUNDS:-5}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$ROUNDS'"
+ALL=(
+	ExtendedResource/2000pods_200nodes
+	ExtendedResource_25Classes/2000pods_200nodes
+	ExtendedResource_50Classes/2000pods_200nodes
+	ImplicitExtendedResource/2000pods_200nodes
+	ImplicitExtendedResource_25Classes/2000pods_200nodes
+	ImplicitExtendedResource_50Classes/2000pods_200nodes
+	ExtendedResourceScoring/2000pods_200nodes
+	ExtendedResourceUnrelatedClaims/2000pods_200nodes
+	ClaimTemplate/2000pods_200nodes
+	DevicePlugin/2000pods_200nodes
+	DevicePlugin/2000pods_200nodes_DRAExtendedResource
+)
+read -r -a workloads <<<"${WORKLOADS:-${ALL[*]}}"
+for w in "${workloads[@]}"; do
+	[[ $w =~ ^[A-Za-z0-9_]+/[A-Za-z0-9_]+$ ]] || die "WORKLOADS: '$w' is not Case/workload"
+done
+
+"$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
+"$DRAEXT_ROOT/scripts/install-etcd.sh"
+export PATH="$TOOLS_DIR/etcd:$PATH"
+PKG=test/integration/scheduler_perf/dra/extendedresource
+[[ -d $KUBE_TREE/$PKG ]] || die "the tree has no $PKG: the series lacks its scheduler_perf workloads"
+OUT=$OUTPUT_DIR/perf/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$OUT"
+BIN=$OUTPUT_DIR/perf/extendedresource.test
+
+log "building the scheduler_perf binary of $PKG"
+t0=$(now_s)
+(cd "$KUBE_TREE" && go test -c -o "$BIN" "./$PKG") || die "building the scheduler_perf binary failed"
+info "built in $(($(now_s) - t0)) s"
+
+# run ROUND WORKLOAD: one benchmark run; prints its average throughput.
+run() {
+	local round=$1 w=$2 dir log tp
+	dir=$OUT/round$round/${w//\//_}
+	mkdir -p "$dir"
+	log=$dir/run.log
+	# One iteration of the named workload; its data items land in $dir.
+	# Each level of a -test.bench pattern matches one level of names:
+	# anchored, ExtendedResource does not also run ExtendedResource_25Classes.
+	if ! (cd "$KUBE_TREE/$PKG" && "$BIN" -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^${w%%/*}\$/^${w#*/}\$" -test.benchtime=1x \
+		-test.timeout=30m -data-items-dir="$dir" -perf-scheduling-label-filter=performance) >"$log" 2>&1; then
+		die "workload $w failed in round $round" "$(grep -E -- '--- FAIL|Error|error' "$log" | tail -5)" "log: $log"
+	fi
+	tp=$(jq -r '.dataItems[] | select(.labels.Metric == "SchedulingThroughput") | .data.Average' "$dir"/*.json 2>/dev/null | head -1)
+	[[ $tp =~ ^[0-9.]+$ ]] || die "workload $w in round $round reported no SchedulingThroughput" "log: $log"
+	echo "$tp"
+}
+
+declare -A tp
+total=$(now_s)
+for r in $(seq 1 "$ROUNDS"); do
+	log "round $r of $ROUNDS"
+	for w in "${workloads[@]}"; do
+		t=$(now_s)
+		tp[$r,$w]=$(run "$r" "$w")
+		info "$w: ${tp[$r,$w]} pods/s ($(($(now_s) - t)) s)"
+	done
+done
+
+median() { sort -g | awk '{v[NR]=$1} END{if (NR==0) exit 1; if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+{
+	printf '| workload | median pods/s | min-max |\n|---|---|---|\n'
+	for w in "${workloads[@]}"; do
+		vals=$(for r in $(seq 1 "$ROUNDS"); do echo "${tp[$r,$w]}"; done)
+		printf '| %s | %.1f | %.1f-%.1f |\n' "$w" "$(median <<<"$vals")" "$(sort -g <<<"$vals" | head -1)" "$(sort -g <<<"$vals" | tail -1)"
+	done
+	printf '\n| ratio | target | median of per-round ratios | per round |\n|---|---|---|---|\n'
+	ratio() {
+		local name=$1 target=$2 a=$3 b=$4 per
+		[[ -n ${tp[1,$a]:-} && -n ${tp[1,$b]:-} ]] || return 0
+		per=$(for r in $(seq 1 "$ROUNDS"); do awk -v x="${tp[$r,$a]}" -v y="${tp[$r,$b]}" 'BEGIN{printf "%.2f\n", x/y}'; done)
+		printf '| %s | %s | %.2f | %s |\n' "$name" "$target" "$(median <<<"$per")" "$(paste -sd' ' <<<"$per")"
+	}
+	ratio "extended resource (25 classes) / claim template" "≥ 2.0" ExtendedResource_25Classes/2000pods_200nodes ClaimTemplate/2000pods_200nodes
+	ratio "extended resource / device-plugin style (gate on)" "≥ 0.25" ExtendedResource/2000pods_200nodes DevicePlugin/2000pods_200nodes_DRAExtendedResource
+	ratio "device-plugin style, gate on / gate off" "≥ 0.98" DevicePlugin/2000pods_200nodes_DRAExtendedResource DevicePlugin/2000pods_200nodes
+	ratio "extended resource with scoring / without" "≥ 0.85" ExtendedResourceScoring/2000pods_200nodes ExtendedResource/2000pods_200nodes
+	ratio "with 5000 unrelated claims / without" "≥ 0.90" ExtendedResourceUnrelatedClaims/2000pods_200nodes ExtendedResource/2000pods_200nodes
+	ratio "implicit / explicit names (25 classes)" "-" ImplicitExtendedResource_25Classes/2000pods_200nodes ExtendedResource_25Classes/2000pods_200nodes
+	ratio "50 classes / 1 class" "-" ExtendedResource_50Classes/2000pods_200nodes ExtendedResource/2000pods_200nodes
+} | tee "$OUT/table.md"
+log "make perf: $ROUNDS round(s) of ${#workloads[@]} workloads in $(($(now_s) - total)) s; raw data in $OUT"
