@@ -178,8 +178,10 @@ func restartKubelet(ctx context.Context, node string) {
 
 // restartDriver restarts the example driver of the node: the host process
 // that make up started for it, or, when the driver runs as a DaemonSet, its
-// pod on the node (the DaemonSet starts another one). It waits until the
-// driver runs again; the driver registers with the kubelet on its own.
+// pod on the node (the DaemonSet starts another one, which this waits for).
+// The driver registers with the kubelet on its own; nothing here waits for
+// that: the caller's next pod, which the kubelet must prepare through the
+// driver, shows that it serves again.
 func restartDriver(ctx context.Context, node string) {
 	GinkgoHelper()
 	pods, err := cluster.client.CoreV1().Pods(driverNamespace).List(ctx, metav1.ListOptions{

@@ -7,7 +7,7 @@
 # and the ratios that issue 15 sets targets for, as the median of the
 # per-round ratios. Raw data items (JSON) and logs go to _output/perf/<time>/.
 #
-#   ROUNDS=1       one round (about 15 minutes on 2 cores)
+#   ROUNDS=1       one round (about 8 minutes on 2 cores, plus 1 to build)
 #   WORKLOADS=...  space-separated Case/workload names (default: all below)
 #
 # Nothing else should build or run meanwhile: the numbers are only as
