@@ -65,6 +65,12 @@ var guards = []guard{{
 	match: regexp.MustCompile(`^pkg/registry/resource/`),
 	pkgs:  []string{"./pkg/registry/resource/..."},
 }, {
+	why: "the scheduler_perf harness, which every scheduler_perf workload runs on",
+	// Its own unit tests, and the DRA workloads' fast sizes (the upstream
+	// DRA workloads besides ours; about 3 minutes).
+	match: regexp.MustCompile(`^test/integration/scheduler_perf/[^/]+\.go$`),
+	pkgs:  []string{"./test/integration/scheduler_perf", "./test/integration/scheduler_perf/dra"},
+}, {
 	why:   "the extended resource resolver, which scheduler plugins read concurrently",
 	match: regexp.MustCompile(`^staging/src/k8s\.io/dynamic-resource-allocation/extendedresource/`),
 	race:  []string{"./staging/src/k8s.io/dynamic-resource-allocation/extendedresource"},

@@ -68,6 +68,14 @@ func TestGuards(t *testing.T) {
 		"ResourceClaim registry": {
 			files: []string{"pkg/registry/resource/resourceclaim/strategy.go"}, want: []string{"./pkg/registry/resource/..."}, wantReasons: 1,
 		},
+		"scheduler_perf harness": {
+			files:       []string{"test/integration/scheduler_perf/util.go", "test/integration/scheduler_perf/collectors_test.go"},
+			want:        []string{"./test/integration/scheduler_perf", "./test/integration/scheduler_perf/dra"},
+			wantReasons: 1,
+		},
+		"scheduler_perf workloads": {
+			files: []string{"test/integration/scheduler_perf/dra/extendedresource/performance-config.yaml"}, want: []string{},
+		},
 		"kubelet main package":   {files: []string{"pkg/kubelet/kubelet.go"}, want: []string{}},
 		"other DRA library code": {files: []string{"staging/src/k8s.io/dynamic-resource-allocation/kubeletplugin/draplugin.go"}, want: []string{}},
 		"nothing changed":        {want: []string{}},
