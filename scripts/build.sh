@@ -4,8 +4,9 @@
 #
 #   WHAT="kubelet kubectl"   build a subset (default: the six binaries below)
 #
-# Incremental: a binary whose inputs (tree commit and uncommitted changes,
-# version, Go version, flags) did not change since its last build is skipped.
+# Incremental: a binary whose inputs (tree commit, uncommitted changes and
+# untracked files, version, Go version, flags) did not change since its last
+# build is skipped.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ALL=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubeadm)
@@ -41,11 +42,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 tags=selinux,notest
 
-# What the binaries are built from: HEAD, the uncommitted diff, and the flags.
-inputs=$({
-	echo "$commit $VERSION $(go version) $ldflags $tags"
-	[[ $state == clean ]] || git -C "$KUBE_TREE" diff HEAD
-} | sha256sum | cut -d' ' -f1)
+# What the binaries are built from: HEAD and the flags, the uncommitted diff,
+# and the untracked files (a new .go file is compiled with its package).
+inputs=$(tree_inputs "$KUBE_TREE" "$commit $VERSION $(go version) $ldflags $tags")
 
 mkdir -p "$BIN_DIR"
 total_start=$(now_s)

@@ -38,8 +38,7 @@ bash "$DRAEXT_ROOT/scripts/install-etcd.sh"
 if ! stamp containerd "$CONTAINERD_VERSION"; then
 	log "building containerd $CONTAINERD_VERSION (CDI support) from the Go module proxy"
 	t0=$(now_s)
-	src=$(go mod download -json "github.com/containerd/containerd/v2@$CONTAINERD_VERSION" | jq -r .Dir)
-	[[ -d $src ]] || die "could not download containerd $CONTAINERD_VERSION from the Go module proxy"
+	src=$(module_dir github.com/containerd/containerd/v2 "$CONTAINERD_VERSION")
 	# `go install` is refused (exclude directives): build inside the module.
 	(cd "$src" && CGO_ENABLED=1 go build -trimpath -tags no_btrfs \
 		-ldflags "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \

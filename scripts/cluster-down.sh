@@ -16,14 +16,15 @@ stop() {
 	local name=$1 pid i
 	alive "$name" || { rm -f "$PIDS/$name.pid"; return 0; }
 	pid=$(pid_of "$name")
-	kill -TERM "$pid" 2>/dev/null || true
+	# It may exit on its own between the check and the signal: not an error.
+	send_signal TERM "$pid"
 	for i in $(seq 1 75); do
 		alive "$name" || break
 		sleep 0.2
 	done
 	if alive "$name"; then
 		warn "$name (pid $pid) ignored SIGTERM; killing it"
-		kill -KILL "$pid" 2>/dev/null || true
+		send_signal KILL "$pid"
 		sleep 0.2
 	fi
 	rm -f "$PIDS/$name.pid"
@@ -51,7 +52,7 @@ for ((i = nodes; i >= 1; i--)); do
 	stop "containerd$i"
 	# Shims outlive containerd; ours name its socket on their command line.
 	for p in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock" || true); do
-		kill -KILL "$p" 2>/dev/null || true
+		send_signal KILL "$p"
 	done
 done
 for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do
@@ -65,7 +66,10 @@ for ((pass = 0; pass < 3; pass++)); do
 	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 done
 for ((i = 1; i <= 9; i++)); do
-	ip link show "draext$i" >/dev/null 2>&1 && ip link delete "draext$i"
+	if ip link show "draext$i" >/dev/null 2>&1; then
+		ip link delete "draext$i" 2>/dev/null || ! ip link show "draext$i" >/dev/null 2>&1 ||
+			warn "could not delete bridge draext$i"
+	fi
 	cg=$(node_cgroup "$i")
 	for c in $(cgroup_hierarchies); do
 		[[ -d $c$cg ]] || continue

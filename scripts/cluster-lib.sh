@@ -42,9 +42,16 @@ alive() {
 
 pid_of() { awk '{print $1}' "$PIDS/$1.pid" 2>/dev/null; }
 
+# log_tail NAME [LINES]: the last lines of NAME's log on stderr, for a
+# failure report. Never fails: a missing log is said, not an error (callers
+# run it right before die, under errexit).
 log_tail() {
 	local f=$LOGS/$1.log
-	[[ -f $f ]] && tail -n "${2:-20}" "$f" | sed 's/^/    | /' >&2
+	if [[ -f $f ]]; then
+		tail -n "${2:-20}" "$f" | sed 's/^/    | /' >&2 || true
+	else
+		info "(no log ${f#"$DRAEXT_ROOT"/})"
+	fi
 }
 
 cgroup_controllers() {

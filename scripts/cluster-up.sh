@@ -99,18 +99,26 @@ wait_for() {
 }
 
 # --- certificates ---------------------------------------------------------
+# ossl WHAT ARGS...: openssl ARGS, its chatter kept back; when it fails, one
+# ERROR line naming WHAT and openssl's last message.
+ossl() {
+	local what=$1 out
+	shift
+	out=$(openssl "$@" 2>&1) ||
+		die "openssl: $what failed: $(grep -v '^[[:space:]]*$' <<<"$out" | tail -1)" "certificates: ${PKI#"$DRAEXT_ROOT"/}"
+}
 cert() { # NAME SUBJECT [SAN] [EKU]
 	local name=$1 subj=$2 san=${3:-} eku=${4:-clientAuth}
 	[[ -f $PKI/$name.crt ]] && return 0
-	openssl req -new -newkey rsa:2048 -nodes -keyout "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+	ossl "creating the key and request of $name" req -new -newkey rsa:2048 -nodes -keyout "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr"
 	{
 		echo "basicConstraints=CA:FALSE"
 		echo "keyUsage=critical,digitalSignature,keyEncipherment"
 		echo "extendedKeyUsage=$eku"
 		[[ -z $san ]] || echo "subjectAltName=$san"
 	} >"$PKI/$name.ext"
-	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-		-days 365 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null || die "signing $name failed"
+	ossl "signing the certificate of $name" x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+		-days 365 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt"
 	rm -f "$PKI/$name.csr" "$PKI/$name.ext"
 }
 kubeconfig() { # FILE CERTNAME
@@ -136,10 +144,14 @@ current-context: draext
 EOF
 }
 if [[ ! -f $PKI/ca.crt ]]; then
-	openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -subj "/CN=draext-local-ca" \
-		-days 365 -out "$PKI/ca.crt" 2>/dev/null || die "creating the CA failed"
+	ossl "creating the cluster CA" req -x509 -new -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -subj "/CN=draext-local-ca" \
+		-days 365 -out "$PKI/ca.crt"
 fi
-[[ -f $PKI/sa.key ]] || { openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null && openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null; }
+if [[ ! -f $PKI/sa.key ]]; then
+	ossl "creating the service account key" genrsa -out "$PKI/sa.key.new" 2048
+	mv "$PKI/sa.key.new" "$PKI/sa.key"
+fi
+[[ -f $PKI/sa.pub ]] || ossl "writing the service account public key" rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub"
 cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:127.200.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc" serverAuth
 cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
 cert admin "/O=system:masters/CN=draext-admin"
@@ -317,7 +329,8 @@ wait_for "default ServiceAccount" 60 kubectl_ get serviceaccount default
 kubectl_ apply -f "$DRAEXT_ROOT/overlays/base/clusterrole.yaml" -f "$DRAEXT_ROOT/overlays/base/deviceclass.yaml" >/dev/null ||
 	die "applying the driver's ClusterRole and DeviceClass failed"
 kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
-	--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
+	--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null ||
+	die "applying the ClusterRoleBinding draext-gpu-host failed"
 if [[ $DRIVER == daemonset ]]; then
 	kubectl_ apply -k "$DRAEXT_ROOT/overlays/local" >/dev/null || die "applying overlays/local failed"
 	phase "driver DaemonSet applied (overlays/local)"

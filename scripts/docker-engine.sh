@@ -70,14 +70,18 @@ down)
 	for name in dockerd containerd; do
 		own_alive "$name" || { rm -f "$DDIR/$name.pid"; continue; }
 		pid=$(cat "$DDIR/$name.pid")
-		kill -TERM "$pid"
+		# It may exit on its own between the check and the signal: not an error.
+		send_signal TERM "$pid"
 		for _ in $(seq 1 75); do own_alive "$name" || break; sleep 0.2; done
-		own_alive "$name" && kill -KILL "$pid"
+		if own_alive "$name"; then
+			warn "$name (pid $pid) ignored SIGTERM; killing it"
+			send_signal KILL "$pid"
+		fi
 		rm -f "$DDIR/$name.pid"
 		info "stopped $name"
 	done
 	# Mounts dockerd leaves under its exec root, and the shims of leftover containers.
-	for p in $(pgrep -f "containerd-shim.*-address $RUN/containerd.sock" || true); do kill -KILL "$p" 2>/dev/null || true; done
+	for p in $(pgrep -f "containerd-shim.*-address $RUN/containerd.sock" || true); do send_signal KILL "$p"; done
 	findmnt -rn -o TARGET | grep "^$RUN" | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 	rm -rf "$RUN"
 	;;

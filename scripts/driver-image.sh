@@ -9,8 +9,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 IMAGE=${IMAGE:-localhost/draext/draext-gpu:dev}
 if [[ ${DOCKER:-0} == 1 ]]; then
 	need_tool docker "install Docker, or build the OCI archive without it (leave DOCKER unset)"
-	docker build -f "$DRAEXT_ROOT/images/draext-gpu/Dockerfile" -t "$IMAGE" "$DRAEXT_ROOT"
-	exit
+	docker build -f "$DRAEXT_ROOT/images/draext-gpu/Dockerfile" -t "$IMAGE" "$DRAEXT_ROOT" ||
+		die "docker build of $IMAGE failed (see the docker output above)"
+	exit 0
 fi
 need_base_tools
 out=$OUTPUT_DIR/cluster/images/draext-gpu.tar

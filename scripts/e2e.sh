@@ -27,6 +27,8 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	export E2E_CLUSTER_RUN_DIR="$PIDS" E2E_CLUSTER_LOG_DIR="$LOGS"
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
+# The shell image that make cluster-deps packs (and kind-up loads), at its pinned tag.
+export E2E_IMAGE=${E2E_IMAGE:-localhost/draext/busybox:$BUSYBOX_TAG}
 rm -rf "$E2E_ARTIFACTS"
 # The suite reads the new API fields typed, through the exported staging modules.
 "$DRAEXT_ROOT/scripts/staging.sh"

@@ -55,23 +55,13 @@ else
 	trap 'rm -rf "$partial" "$dl"' EXIT
 	# go mod download needs a directory outside any module or workspace.
 	download() { (cd "$dl" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "$@"); }
-	# moddir JSON MODULE: the "Dir" of one module from go mod download -json output.
-	moddir() {
-		awk -v m="$2" '
-			/^\{/ { path = ""; dir = ""; err = "" }
-			/^\t"Path": / { path = $2; gsub(/[",]/, "", path) }
-			/^\t"Dir": / { dir = $0; sub(/^\t"Dir": "/, "", dir); sub(/",?$/, "", dir) }
-			/^\t"Error": / { err = 1 }
-			/^\}/ { if (path == m && dir != "" && !err) print dir }
-		' <<<"$1"
-	}
 
 	if ! main_json=$(download "k8s.io/kubernetes@$TAG" 2>&1); then
 		die "the Go module proxy has no k8s.io/kubernetes@$TAG" \
 			"$(grep -m1 '"Error"' <<<"$main_json" | sed 's/^[[:space:]]*//')" \
 			"Is GIT_TAG ($PATCH_DIR/GIT_TAG) a released Kubernetes version? Is the proxy reachable (GOPROXY=$(go env GOPROXY))?"
 	fi
-	main_dir=$(moddir "$main_json" k8s.io/kubernetes)
+	main_dir=$(go_mod_json_dir "$main_json" k8s.io/kubernetes)
 	[[ -d $main_dir ]] || die "go mod download gave no directory for k8s.io/kubernetes@$TAG"
 	cp -r "$main_dir" "$partial"
 	chmod -R u+w "$partial"
@@ -85,7 +75,7 @@ else
 	missing=()
 	for m in "${staging[@]}"; do
 		dst=$partial/staging/src/$m
-		dir=$(moddir "$staging_json" "$m")
+		dir=$(go_mod_json_dir "$staging_json" "$m")
 		if [[ -n $dir && -d $dir ]]; then
 			mkdir -p "$(dirname "$dst")"
 			cp -r "$dir" "$dst"

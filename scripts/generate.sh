@@ -10,7 +10,7 @@
 #
 # What a module-zip tree and this machine lack is supplied around the tree and
 # removed afterwards: a protoc answering upstream's version check (Debian's 3.21.12
-# writes the same bytes as 23.4), gogo.proto, goimports, and the pinned etcd.
+# writes the same bytes as upstream's PROTOC_VERSION), gogo.proto, goimports, and the pinned etcd.
 # Clients, listers and informers are not regenerated: the series adds no kind.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -21,7 +21,7 @@ CODEGEN=$TOOLS_DIR/codegen
 mkdir -p "$CODEGEN/bin" "$CODEGEN/shim"
 start=$(now_s)
 
-# protoc: Debian's package. Upstream's hack/lib/protoc.sh insists on 23.4 and would
+# protoc: Debian's package. Upstream's hack/lib/protoc.sh insists on PROTOC_VERSION and would
 # download it; a shim answers its version check and runs the real one otherwise.
 if ! command -v protoc >/dev/null 2>&1; then
 	[[ $(id -u) == 0 ]] || die "protoc is not installed" "run: sudo apt-get update && sudo apt-get install -y protobuf-compiler"
@@ -33,7 +33,7 @@ real_protoc=$(command -v protoc)
 cat >"$CODEGEN/shim/protoc" <<EOF
 #!/bin/sh
 # Written by draext scripts/generate.sh: satisfies hack/lib/protoc.sh's version check.
-if [ "\$1" = "--version" ]; then echo "libprotoc 23.4 (draext shim for \$($real_protoc --version))"; exit 0; fi
+if [ "\$1" = "--version" ]; then echo "libprotoc $PROTOC_VERSION (draext shim for \$($real_protoc --version))"; exit 0; fi
 exec $real_protoc "\$@"
 EOF
 chmod +x "$CODEGEN/shim/protoc"
@@ -41,7 +41,8 @@ chmod +x "$CODEGEN/shim/protoc"
 # goimports: go-to-protobuf runs it on every .pb.go. The version upstream pins.
 if [[ ! -x $CODEGEN/bin/goimports ]]; then
 	log "installing goimports"
-	(cd "$CODEGEN" && GOWORK=off GOBIN=$CODEGEN/bin go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION")
+	(cd "$CODEGEN" && GOWORK=off GOBIN=$CODEGEN/bin go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION") ||
+		die "installing goimports $GOIMPORTS_VERSION failed (see the go error above)"
 fi
 
 # The hack scripts install their tools with GOPROXY=off into a cache under the
@@ -59,8 +60,12 @@ log "preparing the generators of the tree"
 	k8s.io/code-generator/cmd/register-gen \
 	k8s.io/code-generator/cmd/applyconfiguration-gen \
 	k8s.io/code-generator/cmd/validation-gen \
-	k8s.io/kube-openapi/cmd/openapi-gen)
-(cd "$TREE" && go mod download github.com/gogo/protobuf >/dev/null)
+	k8s.io/kube-openapi/cmd/openapi-gen) ||
+	die "building the tree's code generators failed (see the go errors above)"
+tree_gogo=$(awk '$1 == "github.com/gogo/protobuf" { print $2; exit }' "$TREE/go.mod")
+[[ -z $tree_gogo || $tree_gogo == "$GOGO_PROTOBUF_VERSION" ]] ||
+	die "the tree's go.mod requires github.com/gogo/protobuf $tree_gogo, scripts/versions.sh pins $GOGO_PROTOBUF_VERSION"
+gogo_src=$(module_dir github.com/gogo/protobuf "$GOGO_PROTOBUF_VERSION")
 
 # gogo.proto normally comes from vendor/, which module zips leave out; etcd
 # comes from third_party/etcd. Whatever is lent to the tree is taken back.
@@ -74,7 +79,7 @@ restore() {
 trap restore EXIT
 if [[ ! -e $gogo ]]; then
 	mkdir -p "$(dirname "$gogo")"
-	ln -s "$GOMODCACHE/github.com/gogo/protobuf@$GOGO_PROTOBUF_VERSION" "$gogo"
+	ln -s "$gogo_src" "$gogo"
 	made_gogo=true
 fi
 
@@ -83,7 +88,8 @@ export PATH="$CODEGEN/shim:$CODEGEN/bin:$PATH"
 
 generators=(protobuf deepcopy swagger prerelease defaults validation conversions register openapi applyconfigs)
 log "running hack/update-codegen.sh ${generators[*]}"
-(cd "$TREE" && bash hack/update-codegen.sh "${generators[@]}")
+(cd "$TREE" && bash hack/update-codegen.sh "${generators[@]}") ||
+	die "hack/update-codegen.sh ${generators[*]} failed (see its output above)"
 
 log "regenerating API compatibility fixtures (testdata/HEAD)"
 (cd "$TREE/staging/src/k8s.io/api" && UPDATE_COMPATIBILITY_FIXTURE_DATA=true go test . -run 'TestCompatibility|TestRoundTrip' -count=1 >/dev/null 2>&1) || true
@@ -102,7 +108,8 @@ if [[ ${SPEC:-1} != 0 ]]; then
 	# The spec script builds kube-apiserver with the tree's make rules (the Makefile
 	# symlink and exec bits restored by fetch-upstream.sh) and starts it against etcd.
 	log "running hack/update-openapi-spec.sh (builds kube-apiserver; several minutes cold)"
-	(cd "$TREE" && PATH="$TREE/third_party/etcd:$PATH" bash hack/update-openapi-spec.sh)
+	(cd "$TREE" && PATH="$TREE/third_party/etcd:$PATH" bash hack/update-openapi-spec.sh) ||
+		die "hack/update-openapi-spec.sh failed (see its output above)"
 fi
 
 log "generated code is up to date in ${TREE#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"

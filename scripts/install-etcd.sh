@@ -14,7 +14,7 @@ log "building etcd $ETCD_VERSION from the Go module proxy"
 start=$(now_s)
 mkdir -p "$dir/src"
 cd "$dir/src"
-printf 'module draext.local/etcd\n\ngo 1.24\n' >go.mod
+printf 'module draext.local/etcd\n\ngo %s\n' "$GO_MIN_VERSION" >go.mod
 rm -f go.sum
 export GOWORK=off GOFLAGS=-mod=mod
 go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >/dev/null 2>&1 ||

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds a kind base image without any registry: a Debian bookworm root file
+# Builds a kind base image without any registry: a Debian (DEBIAN_SUITE) root file
 # system from debootstrap (Debian's mirror, DEBIAN_MIRROR= to change), kind's own base
 # files taken from the pinned kind module (sigs.k8s.io/kind, fetched from the
 # Go module proxy, never committed), the pinned containerd and crictl from
@@ -8,29 +8,34 @@
 # users do not need this: kind's own kindest/base is the default there.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-BASE_IMAGE=${BASE_IMAGE:-localhost/draext/kind-base:bookworm}
+BASE_IMAGE=${BASE_IMAGE:-localhost/draext/kind-base:$DEBIAN_SUITE}
 KDIR=$OUTPUT_DIR/kind
 ROOTFS=$KDIR/base-rootfs
 eval "$(bash "$DRAEXT_ROOT/scripts/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
 docker info >/dev/null 2>&1 || die "no Docker engine: make docker-up (make node-image starts one itself)"
 
-inputs=$(cat "$0" "$DRAEXT_ROOT/kind/"* | sha256sum | cut -c1-12)
+# What the image is made of: this script, kind/, and the pinned versions it
+# uses (scripts/versions.sh, or their overrides from the environment).
+inputs=$({
+	cat "$0" "$DRAEXT_ROOT/kind/"*
+	echo "$KIND_VERSION $CONTAINERD_VERSION $CRICTL_VERSION $DEBIAN_SUITE"
+} | sha256sum | cut -c1-12)
 if [[ $(docker image inspect -f '{{index .Config.Labels "draext.inputs"}}' "$BASE_IMAGE" 2>/dev/null) == "$inputs" ]]; then
 	info "$BASE_IMAGE is up to date"
 	exit 0
 fi
 bash "$DRAEXT_ROOT/scripts/cluster-deps.sh" >/dev/null
-kind_src=$(GOWORK=off go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" | jq -r .Dir)
-[[ -d $kind_src/images/base/files ]] || die "could not get sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy"
+kind_src=$(module_dir sigs.k8s.io/kind "$KIND_VERSION")
+[[ -d $kind_src/images/base/files ]] || die "sigs.k8s.io/kind@$KIND_VERSION has no images/base/files (in $kind_src)"
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 start=$(now_s)
 mkdir -p "$KDIR"
 rm -rf "$ROOTFS"
-log "debootstrap bookworm from $mirror"
+log "debootstrap $DEBIAN_SUITE from $mirror"
 debootstrap --variant=minbase \
 	--include=systemd,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps,runc,containernetworking-plugins,iputils-ping \
-	bookworm "$ROOTFS" "$mirror" >"$KDIR/debootstrap.log" 2>&1 || { tail -5 "$KDIR/debootstrap.log" >&2; die "debootstrap failed"; }
+	"$DEBIAN_SUITE" "$ROOTFS" "$mirror" >"$KDIR/debootstrap.log" 2>&1 || { tail -5 "$KDIR/debootstrap.log" >&2; die "debootstrap failed"; }
 info "debootstrap done ($(($(now_s) - start))s)"
 
 files=$kind_src/images/base/files
@@ -59,7 +64,7 @@ chroot "$ROOTFS" /bin/bash -euc '
 		jq "del(.process.rlimits)" >/etc/containerd/cri-base.json
 	apt-get clean
 	rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old
-'
+' || die "setting up systemd and containerd in the base root file system failed (chroot, see above)"
 
 log "importing $BASE_IMAGE"
 tar -C "$ROOTFS" -c . | docker import - "$BASE_IMAGE-rootfs" >/dev/null || die "docker import failed"
@@ -72,7 +77,7 @@ LABEL draext.inputs=$inputs
 STOPSIGNAL SIGRTMIN+3
 ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
 DOCKERFILE
-DOCKER_BUILDKIT=0 docker build -q -t "$BASE_IMAGE" "$ctx" >/dev/null 2>&1 || die "docker build of $BASE_IMAGE failed"
+docker_build "$KDIR/docker-build-base.log" "$BASE_IMAGE" "$ctx"
 docker rmi "$BASE_IMAGE-rootfs" >/dev/null 2>&1 || true
 rm -rf "$ROOTFS"
 log "$BASE_IMAGE built ($(($(now_s) - start))s, $(docker image inspect -f '{{.Size}}' "$BASE_IMAGE" | awk '{printf "%d MB", $1/1e6}'))"

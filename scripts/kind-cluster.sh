@@ -47,20 +47,32 @@ up)
 	done
 	kc apply -k "$DRAEXT_ROOT/overlays/mock" >/dev/null || die "applying overlays/mock failed"
 	log "waiting for the driver's ResourceSlices"
-	for _ in $(seq 1 90); do
+	# A failed API call (the apiserver restarting, a timeout) is retried until
+	# the deadline; only then is it the reason reported.
+	wait_s=180
+	deadline=$(($(now_s) + wait_s))
+	nodes=0 slices=0 api_error=
+	while :; do
 		# Nodes the DaemonSet runs on (not the tainted control plane of a multi-node cluster).
-		nodes=$(kc -n draext-gpu get daemonset draext-gpu -o jsonpath='{.status.desiredNumberScheduled}' 2>/dev/null || echo 0)
-		nodes=${nodes:-0}
-		slices=$(kc get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null | sort -u | wc -l)
-		((slices >= nodes && nodes > 0)) && break
+		if ! out=$(kc -n draext-gpu get daemonset draext-gpu -o jsonpath='{.status.desiredNumberScheduled}' 2>&1); then
+			api_error=$out
+		elif nodes=${out:-0} && ! out=$(kc get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{.spec.nodeName}{"\n"}{end}' 2>&1); then
+			api_error=$out
+		else
+			api_error=
+			slices=$(sort -u <<<"$out" | grep -c . || true)
+			((slices >= nodes && nodes > 0)) && break
+		fi
+		(($(now_s) < deadline)) || break
 		sleep 2
 	done
-	((slices >= nodes && nodes > 0)) || {
-		kc -n draext-gpu get pods -o wide >&2
+	if ! ((slices >= nodes && nodes > 0)); then
+		kc -n draext-gpu get pods -o wide >&2 || true
 		kc -n draext-gpu logs ds/draext-gpu --tail=20 >&2 || true
-		die "the driver published slices for $slices of $nodes node(s)"
-	}
-	kc get nodes -o wide >&2
+		[[ -z $api_error ]] || die "the API server did not answer while waiting for the driver's ResourceSlices: $(tail -n 1 <<<"$api_error")"
+		die "the driver published slices for $slices of $nodes node(s) within ${wait_s}s"
+	fi
+	kc get nodes -o wide >&2 || true
 	log "kind cluster $NAME ready ($(($(now_s) - start))s): export KUBECONFIG=$KCFG; make e2e; make kind-down"
 	;;
 down)

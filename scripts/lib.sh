@@ -42,12 +42,54 @@ need_tool() {
 
 need_base_tools() {
 	need_tool git "install it: apt-get update && apt-get install -y git"
-	need_tool go "install Go 1.24 or newer (https://go.dev/dl) and put it on PATH"
+	need_tool go "install Go $GO_MIN_VERSION or newer (https://go.dev/dl) and put it on PATH"
 	need_tool make "install it: apt-get update && apt-get install -y make"
 }
 
 # now_s: seconds since the epoch, for durations.
 now_s() { date +%s; }
+
+# send_signal SIG PID: kill -SIG PID for teardown. A process that has exited
+# meanwhile is not an error (it raced us to the goal); one that is still there
+# and cannot be signalled gets a warning, and teardown goes on.
+send_signal() {
+	kill -s "$1" "$2" 2>/dev/null && return 0
+	[[ -n $2 && -e /proc/$2 ]] || return 0
+	warn "could not send SIG$1 to pid $2"
+}
+
+# go_mod_json_dir JSON MODULE: the "Dir" of MODULE in `go mod download -json`
+# output (one or more objects); nothing when it is missing or has an "Error".
+# No jq: make fetch runs before make cluster-deps installs it.
+go_mod_json_dir() {
+	awk -v m="$2" '
+		/^\{/ { path = ""; dir = ""; err = "" }
+		/^\t"Path": / { path = $2; gsub(/[",]/, "", path) }
+		/^\t"Dir": / { dir = $0; sub(/^\t"Dir": "/, "", dir); sub(/",?$/, "", dir) }
+		/^\t"Error": / { err = 1 }
+		/^\}/ { if (path == m && dir != "" && !err) print dir }
+	' <<<"$1"
+}
+
+# module_dir MODULE VERSION: the directory of MODULE@VERSION in the module
+# cache, downloaded from the Go module proxy when needed. Stops with one
+# ERROR line naming module, version and the cause when that fails.
+module_dir() {
+	local mod=$1 version=$2 tmp json dir why rc=0
+	tmp=$(mktemp -d)
+	# Outside any module or workspace: nothing of ours is resolved or changed.
+	json=$(cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "$mod@$version" 2>"$tmp/stderr") || rc=$?
+	why=$(sed -n 's/^\t"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"$json" | head -1)
+	[[ -n $why ]] || why=$(grep -v '^[[:space:]]*$' "$tmp/stderr" | tail -1 || true)
+	rm -rf "$tmp"
+	if ((rc != 0)); then
+		die "could not download $mod@$version from the Go module proxy: ${why:-go mod download exited with status $rc}" \
+			"check the version and that the proxy is reachable (GOPROXY=$(go env GOPROXY))"
+	fi
+	dir=$(go_mod_json_dir "$json" "$mod")
+	[[ -n $dir && -d $dir ]] || die "go mod download $mod@$version gave no module directory${why:+: $why}"
+	echo "$dir"
+}
 
 # git_isolated ARGS...: git without the user's or system's config, so that
 # exported patches do not depend on someone's format.*, diff.* or am.* settings.
@@ -105,6 +147,38 @@ tree_dirty() {
 	git -C "$KUBE_TREE" status --porcelain --untracked-files=no
 }
 
+# tree_untracked TREE: one line per untracked file of the git work tree TREE
+# that .gitignore does not exclude, with its content hash (a symlink: its
+# target), in path order. Test files (*_test.go) are left out: no binary
+# compiles them.
+tree_untracked() {
+	local p f
+	git -C "$1" ls-files -z --others --exclude-standard -- . ':(exclude,glob)**/*_test.go' | sort -z |
+		while IFS= read -r -d '' p; do
+			f=$1/$p
+			if [[ -L $f ]]; then
+				printf 'link %q %q\n' "$p" "$(readlink "$f")"
+			elif [[ -f $f ]]; then
+				printf 'file %q %s\n' "$p" "$(sha256sum <"$f" | cut -d' ' -f1)"
+			fi
+		done
+}
+
+# tree_inputs TREE LINE: a hash of LINE and of what a build of the git work
+# tree TREE compiles besides its HEAD commit: the uncommitted changes to
+# tracked files (git diff HEAD) and the untracked files (tree_untracked), so
+# that a new .go file changes it too. A tree without either gives the hash of
+# LINE alone.
+tree_inputs() {
+	local tree=$1 sum
+	sum=$({
+		printf '%s\n' "$2" &&
+			git -C "$tree" diff HEAD &&
+			tree_untracked "$tree"
+	} | sha256sum) || die "could not read the uncommitted and untracked files of the git tree $tree (see the git error above)"
+	echo "${sum%% *}"
+}
+
 # am_error OUTPUT: the lines of a failed git am that say what went wrong.
 am_error() {
 	grep -E '^(error|fatal|warning): |^Patch failed|^CONFLICT|does not apply|patch failed' <<<"$1" | grep -v '^hint:' | head -6 || true
@@ -131,6 +205,19 @@ apply_patch() {
 		git -C "$1" am --abort >/dev/null 2>&1 || true
 		am_error "$out"
 		return 1
+	fi
+}
+
+# docker_build LOG TAG DOCKER-BUILD-ARGS...: docker build -t TAG (classic
+# builder: no buildx offline), its output kept in LOG; when it fails, the last
+# lines of LOG and one ERROR line naming TAG and LOG.
+docker_build() {
+	local log=$1 tag=$2
+	shift 2
+	mkdir -p "$(dirname "$log")"
+	if ! DOCKER_BUILDKIT=0 docker build -t "$tag" "$@" >"$log" 2>&1; then
+		tail -n 15 "$log" | sed 's/^/    | /' >&2 || true
+		die "docker build of $tag failed: $(grep -v '^[[:space:]]*$' "$log" | tail -1)" "log: ${log#"$DRAEXT_ROOT"/}"
 	fi
 }
 

@@ -63,8 +63,7 @@ image() {
 		echo "ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 		[[ $# -eq 0 ]] || echo "ENTRYPOINT [${ep%,}]"
 	} >"$dir/Dockerfile"
-	DOCKER_BUILDKIT=0 docker build -q -t "$tag" -f "$dir/Dockerfile" "$dir" >/dev/null 2>&1 ||
-		die "docker build of $tag failed"
+	docker_build "$KDIR/docker-build.log" "$tag" -f "$dir/Dockerfile" "$dir"
 	rm -f "$dir/Dockerfile"
 }
 # bindir NAME BINARY: a directory holding BINARY at /usr/local/bin/NAME.
@@ -81,21 +80,22 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
 	image "registry.k8s.io/$c-$ARCH:$tag" "$(bindir "$c" "$BIN_DIR/$c")" "/usr/local/bin/$c"
 done
 # kube-proxy needs iptables and conntrack: it gets the node base's user space.
-base=${BASE_IMAGE:-localhost/draext/kind-base:bookworm}
+base=${BASE_IMAGE:-localhost/draext/kind-base:$DEBIAN_SUITE}
 if [[ ${ONLINE:-0} != 1 ]]; then
 	docker image inspect "$base" >/dev/null 2>&1 || bash "$DRAEXT_ROOT/scripts/kind-base.sh"
 	image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "$base" /usr/local/bin/kube-proxy
 else
-	image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from debian:bookworm-slim /usr/local/bin/kube-proxy
+	image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "debian:$DEBIAN_SUITE-slim" /usr/local/bin/kube-proxy
 fi
 for c in kube-apiserver kube-controller-manager kube-scheduler; do
-	docker save "registry.k8s.io/$c-$ARCH:$tag" -o "$work/kubernetes/server/bin/$c.tar"
+	docker save "registry.k8s.io/$c-$ARCH:$tag" -o "$work/kubernetes/server/bin/$c.tar" ||
+		die "docker save of registry.k8s.io/$c-$ARCH:$tag failed"
 done
 extra=()
 if [[ ${ONLINE:-0} != 1 ]]; then
 	log "images kind would fetch, built from source"
 	bash "$DRAEXT_ROOT/scripts/cluster-deps.sh" >/dev/null
-	kind_src=$(GOWORK=off go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" | jq -r .Dir)
+	kind_src=$(module_dir sigs.k8s.io/kind "$KIND_VERSION")
 	kindnetd=$(grep -o 'docker.io/kindest/kindnetd:[^"]*' "$kind_src/pkg/build/nodeimage/const_cni.go")
 	provisioner=$(grep -o 'docker.io/kindest/local-path-provisioner:[^"]*' "$kind_src/pkg/build/nodeimage/const_storage.go")
 	helper=$(grep -o 'docker.io/kindest/local-path-helper:[^"]*' "$kind_src/pkg/build/nodeimage/const_storage.go")
@@ -141,7 +141,8 @@ fi
 # multi-image archive only when "repositories" comes before manifest.json.
 d=$work/proxy-archive
 mkdir -p "$d"
-docker save "registry.k8s.io/kube-proxy-$ARCH:$tag" "${extra[@]}" | tar -x -C "$d"
+docker save "registry.k8s.io/kube-proxy-$ARCH:$tag" "${extra[@]}" | tar -x -C "$d" ||
+	die "docker save of kube-proxy and the images kind would fetch failed"
 # docker save shortens docker.io/x to x; kind compares full names.
 qualify='def q: if (split("/")[0] | test("[.:]")) then . else "docker.io/" + . end;'
 jq -c "$qualify with_entries(.key |= q)" "$d/repositories" >"$d/repositories.new" && mv "$d/repositories.new" "$d/repositories"

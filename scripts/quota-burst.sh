@@ -62,7 +62,7 @@ spec:
   terminationGracePeriodSeconds: 1
   containers:
     - name: app
-      image: localhost/draext/busybox:1.35
+      image: localhost/draext/busybox:$BUSYBOX_TAG
       command: ["sh", "-c", "sleep 1"]
       resources:
         limits:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (make test, and so .ci/run):
-#  1. unit tests of this repository's own Go code;
+#  1. unit tests of this repository's own Go code and of the scripts' helpers
+#     (scripts/lib_test.sh);
 #  2. patches-verify (metadata, checksums, replay on a pristine base, re-export, byte diff);
 #  3. gofmt and go vet of what the series touches;
 #  4. feature list verification when the series touches feature gates;
@@ -27,12 +28,13 @@ need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROO
 start=$(now_s)
 step() { log "[$1/8] $2"; }
 
-step 1 "gofmt, go vet and unit tests of draext's own Go code"
+step 1 "gofmt, go vet and unit tests of draext's own Go code; scripts/lib_test.sh"
 unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat e2e staging)
 [[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...)
 # go-nvml's cgo bindings call deprecated NVML functions; keep gcc quiet about it.
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go test -count=1 ./...)
+bash "$DRAEXT_ROOT/scripts/lib_test.sh" || die "scripts/lib_test.sh failed: a helper in scripts/lib.sh misbehaves"
 
 step 2 "patches-verify"
 "$DRAEXT_ROOT/scripts/patches-verify.sh"
