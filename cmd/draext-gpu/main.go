@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
 	"github.com/draext/draext/internal/cdi"
@@ -49,24 +48,16 @@ type options struct {
 }
 
 func main() {
-	klog.InitFlags(nil)
-	var o options
-	flag.StringVar(&o.mode, "mode", "dra", "dra (DRA kubelet plugin) or device-plugin (classic device plugin)")
-	flag.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME); also seeds mock GPU UUIDs")
-	flag.StringVar(&o.nvml, "nvml", "real", "NVML implementation: real (libnvidia-ml.so.1) or mock:<profile> ("+joinProfiles()+")")
-	flag.StringVar(&o.driverRoot, "driver-root", "/", "root of the NVIDIA driver installation, where libnvidia-ml.so.1 is searched")
-	flag.StringVar(&o.devRoot, "dev-root", "/", "root under which /dev/nvidia* device nodes are looked up")
-	flag.StringVar(&o.stateDir, "state-dir", "/var/lib/draext-gpu", "directory for the checkpoint of prepared claims and the lock that keeps the two modes apart")
-	flag.StringVar(&o.cdiRoot, "cdi-root", "/var/run/cdi", "directory for the CDI specs of prepared claims (DRA mode)")
-	flag.StringVar(&o.driverName, "driver-name", driver.DefaultDriverName, "DRA driver name (DRA mode)")
-	flag.StringVar(&o.pluginsDir, "kubelet-plugins-dir", kubeletplugin.KubeletPluginsDir, "kubelet plugin directory; the driver's socket goes to <dir>/<driver-name>/dra.sock (DRA mode)")
-	flag.StringVar(&o.registrarDir, "kubelet-registrar-dir", kubeletplugin.KubeletRegistryDir, "kubelet plugin registration directory (DRA mode)")
-	flag.StringVar(&o.devicePluginDir, "device-plugin-dir", "/var/lib/kubelet/device-plugins", "kubelet device plugin directory (device-plugin mode)")
-	flag.StringVar(&o.resourceName, "resource-name", "nvidia.com/gpu", "extended resource advertised (device-plugin mode)")
-	flag.StringVar(&o.healthAddress, "healthcheck-address", "", "host:port of a gRPC health service that checks the plugin's own sockets (DRA mode); empty disables it")
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for running as a host process; in a pod the in-cluster config is used (DRA mode)")
-	flag.BoolVar(&o.discoverOnly, "discover", false, "print the discovered GPUs and the CDI spec of a claim for all of them, then exit")
-	flag.Parse()
+	o, err := parseFlags(os.Args[1:], os.Environ(), os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		if !errors.As(err, &reportedError{}) {
+			fmt.Fprintln(os.Stderr, "draext-gpu:", err)
+		}
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -95,7 +86,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("--mode=%q: use dra or device-plugin", o.mode)
 	}
 	if o.nodeName == "" && !o.discoverOnly {
-		return errors.New("--node-name (or $NODE_NAME) is required")
+		return errors.New("--node-name (or $" + flagEnvName("node-name") + ", or $NODE_NAME) is required")
 	}
 	lib, err := gpu.Open(o.nvml, o.driverRoot, o.nodeName)
 	if err != nil {

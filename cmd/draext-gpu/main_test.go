@@ -18,7 +18,7 @@ func TestRunRefuses(t *testing.T) {
 		want   string
 	}{
 		"unknown mode":       {opts: options{mode: "both", nodeName: "n"}, want: `--mode="both": use dra or device-plugin`},
-		"no node name":       {opts: options{mode: "dra", nvml: "mock:dgxa100"}, want: "--node-name (or $NODE_NAME) is required"},
+		"no node name":       {opts: options{mode: "dra", nvml: "mock:dgxa100"}, want: "--node-name (or $DRAEXT_FLAG_NODE_NAME, or $NODE_NAME) is required"},
 		"unknown profile":    {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgx1"}, want: `unknown mock GPU profile "dgx1"`},
 		"bad nvml value":     {opts: options{mode: "dra", nodeName: "n", nvml: "fake"}, want: `invalid --nvml value "fake"`},
 		"no NVML library":    {opts: options{mode: "dra", nodeName: "n", nvml: "real", driverRoot: "/nonexistent"}, want: "libnvidia-ml.so.1 not found under driver root"},
