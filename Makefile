@@ -1,3 +1,5 @@
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # draext: KEP-5004 (DRA extended resources) as a patch series on Kubernetes.
 # Every target delegates to a script under scripts/; `make help` lists them.
 
@@ -23,7 +25,7 @@ export KIND_CONFIG
 export KEEP_DOCKER
 export NODE_IMAGE
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo start-latency quota-burst perf e2e docker-up docker-down kind-base node-image kind-up kind-down test clean-upstream clean
+.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo start-latency quota-burst perf e2e docker-up docker-down kind-base node-image kind-up kind-down unit verify test clean-upstream clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -112,7 +114,13 @@ kind-up: ## Create kind cluster "draext" from the node image, with the example d
 kind-down: ## Delete the kind cluster and clean up what kind and Docker left (KEEP_DOCKER=1 keeps the engine)
 	@bash scripts/kind-cluster.sh down
 
-test: ## Run all tests: own Go code, patches-verify, gofmt/vet, in-tree tests of changed packages, local cluster + e2e
+unit: ## Unit tests of draext's own code (go vet, go test, scripts/lib_test.sh): no root, no cluster, minutes
+	@bash scripts/unit.sh
+
+verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, logcheck, patches-verify
+	@bash scripts/verify.sh
+
+test: ## Run all tests: make unit, make verify, gofmt/vet and in-tree tests of changed packages, local cluster + e2e
 	@bash scripts/test.sh
 
 clean-upstream: ## Remove _output/kubernetes after checking it holds no unexported work

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -18,7 +21,7 @@ const gpuResource = v1.ResourceName("nvidia.com/gpu")
 func devicePluginNode(ctx context.Context) string {
 	nodes := devicePluginNodes(ctx)
 	if len(nodes) == 0 {
-		Skip("no node advertises nvidia.com/gpu through a device plugin (make up NODES=2 adds one)")
+		skipOrFail("device-plugin", "no node advertises nvidia.com/gpu through a device plugin (make up NODES=2 adds one)")
 	}
 	return nodes[0]
 }

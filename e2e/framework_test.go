@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -94,7 +97,7 @@ func collect(ctx context.Context, ns string) {
 
 // gpuEnvPrefix starts the variables through which the example driver hands
 // GPUs to a container, one per GPU, DRAEXT_GPU_<ID>=<UUID>, in DRA and in
-// device-plugin mode (internal/cdi.GPUEnvPrefix).
+// device-plugin mode (internal/gpudriver/cdi.GPUEnvPrefix).
 const gpuEnvPrefix = "DRAEXT_GPU_"
 
 // printGPUsCommand is a shell line that prints the GPUs the container got as
@@ -198,7 +201,7 @@ func driverSlices(ctx context.Context) []resourceapi.ResourceSlice {
 		}
 	}
 	if len(out) == 0 {
-		Skip(fmt.Sprintf("no ResourceSlice of driver %s: the example driver does not run in this cluster (make up deploys it)", *driverName))
+		skipOrFail("driver", fmt.Sprintf("no ResourceSlice of driver %s: the example driver does not run in this cluster (make up deploys it)", *driverName))
 	}
 	return out
 }

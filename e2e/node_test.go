@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -60,7 +63,7 @@ func (c podResourcesContainer) dynamicDevices() []string {
 // requirePodResources skips the spec unless the suite can ask the kubelets.
 func requirePodResources() {
 	if os.Getenv("E2E_PODRESOURCES") == "" || os.Getenv("E2E_PODRESOURCES_SOCKETS") == "" {
-		Skip("E2E_PODRESOURCES and E2E_PODRESOURCES_SOCKETS are not set: the kubelets' PodResources sockets are not on this host (make e2e sets them for the local cluster)")
+		skipOrFail("podresources", "E2E_PODRESOURCES and E2E_PODRESOURCES_SOCKETS are not set: the kubelets' PodResources sockets are not on this host (make e2e sets them for the local cluster)")
 	}
 }
 
@@ -104,7 +107,7 @@ func findHostProcess(glob string, want ...string) hostProcess {
 	GinkgoHelper()
 	runDir, logDir := os.Getenv("E2E_CLUSTER_RUN_DIR"), os.Getenv("E2E_CLUSTER_LOG_DIR")
 	if runDir == "" || logDir == "" {
-		Skip("E2E_CLUSTER_RUN_DIR and E2E_CLUSTER_LOG_DIR are not set: the suite cannot restart this cluster's components (make e2e sets them for the local cluster)")
+		skipOrFail("restart", "E2E_CLUSTER_RUN_DIR and E2E_CLUSTER_LOG_DIR are not set: the suite cannot restart this cluster's components (make e2e sets them for the local cluster)")
 	}
 	pidFiles, err := filepath.Glob(filepath.Join(runDir, glob))
 	Expect(err).NotTo(HaveOccurred())

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -124,8 +127,8 @@ func driverPod(ctx context.Context) v1.Pod {
 			return p
 		}
 	}
-	Skip("no running pod of the driver DaemonSet in namespace " + driverNamespace + ": the driver runs as host processes (make up), " +
-		"which share one client certificate (user draext-gpu-driver) that names no node and that the policy does not restrict; " +
+	skipOrFail("daemonset", "no running pod of the driver DaemonSet in namespace "+driverNamespace+": the driver runs as host processes (make up), "+
+		"which share one client certificate (user draext-gpu-driver) that names no node and that the policy does not restrict; "+
 		"make up DRIVER=daemonset or make kind-up deploys the DaemonSet")
 	return v1.Pod{}
 }
@@ -139,7 +142,7 @@ func requireAllowed(ctx context.Context, attrs ...authorizationv1.ResourceAttrib
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		if !review.Status.Allowed {
-			Skip(fmt.Sprintf("the suite's user may not %s %s/%s %s: the spec needs a cluster admin", a.Verb, a.Resource, a.Subresource, a.Name))
+			skipOrFail("admin", fmt.Sprintf("the suite's user may not %s %s/%s %s: the spec needs a cluster admin", a.Verb, a.Resource, a.Subresource, a.Name))
 		}
 	}
 }

@@ -1,6 +1,10 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e is draext's end-to-end suite. It runs against any cluster
 // (KUBECONFIG) and skips, with the reason, what the cluster cannot show: no
-// example driver, a feature gate that is off, no device-plugin node. Each
+// example driver, a feature gate that is off, no device-plugin node. What
+// E2E_REQUIRE names (see capabilities) fails instead of skipping. Each
 // spec works in its own namespace, which is deleted afterwards; on failure
 // the namespace's objects and events are saved under E2E_ARTIFACTS.
 package e2e
@@ -50,9 +54,10 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
+	Expect(requiredErr).NotTo(HaveOccurred())
 	path := os.Getenv("KUBECONFIG")
 	if path == "" {
-		Skip("KUBECONFIG is not set: point it at a cluster (make up writes _output/cluster/kubeconfig)")
+		skipOrFail("cluster", "KUBECONFIG is not set: point it at a cluster (make up writes _output/cluster/kubeconfig)")
 	}
 	config, err := clientcmd.BuildConfigFromFlags("", path)
 	Expect(err).NotTo(HaveOccurred(), "kubeconfig %s", path)
@@ -93,6 +98,6 @@ func apiserverGates(ctx context.Context) map[string]bool {
 // requireGate skips the spec unless the apiserver has the gate on.
 func requireGate(name string) {
 	if !cluster.gates[name] {
-		Skip("feature gate " + name + " is off (or unknown) in the kube-apiserver")
+		skipOrFail("gates", "feature gate "+name+" is off (or unknown) in the kube-apiserver")
 	}
 }

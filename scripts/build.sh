@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Builds Kubernetes binaries from the patched tree into _output/bin, one at a
 # time, stamped v<GIT_TAG>-draext.<RELEASE> through the usual version ldflags.
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Smoke test of built binaries: every server component must accept
 # --feature-gates=DRAExtendedResource=true. A made-up gate must be rejected by
 # the same call, which shows the check can tell the two apart.

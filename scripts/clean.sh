@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # clean.sh upstream|all: remove _output/kubernetes (and for "all" everything
 # under _output). Refuses while the tree holds work that exists nowhere else:
 # uncommitted changes, draext commits not exported, or draext-saved-* branches.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Installs or builds everything the local cluster needs besides the patched
 # Kubernetes binaries, into _output/cluster: runc and busybox-static (Debian
 # apt), containerd v2 with CDI (Debian's 1.6 has none), crictl, the CNI

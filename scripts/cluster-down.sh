@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Stops the local cluster that cluster-up.sh started, and only that: processes
 # by their pid files (checked against their command line), the pods' shims by
 # their containerd socket, then the mounts, bridges and cgroups it made.
@@ -74,6 +76,7 @@ for ((i = 1; i <= 9; i++)); do
 	for c in $(cgroup_hierarchies); do
 		[[ -d $c$cg ]] || continue
 		# Kill what is left in the node's cgroups, then remove them bottom-up.
+		# shellcheck disable=SC2038 # xargs gets the pids in the files, not file names
 		find "$c$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
 		find "$c$cg" -depth -type d -exec rmdir {} + 2>/dev/null || warn "could not remove cgroup $c$cg"
 	done

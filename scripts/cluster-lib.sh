@@ -1,6 +1,9 @@
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Shared by cluster-up.sh and cluster-down.sh: where the local cluster keeps
 # its pieces, and how its processes are tracked.
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CLUSTER_DIR=$OUTPUT_DIR/cluster # binaries, images, pki, logs, pids, kubeconfig

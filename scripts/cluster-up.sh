@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Starts a local Kubernetes cluster of the patched binaries on this host,
 # without Docker: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, and per node a containerd (CDI on) and a kubelet, all on

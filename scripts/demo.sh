@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # The README demo, on a running local cluster (make up): one GPU through a
 # ResourceClaimTemplate, then one GPU through the extended resource
 # nvidia.com/gpu in an unchanged pod manifest.

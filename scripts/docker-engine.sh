@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # docker-engine.sh up|down|env: a Docker engine for the kind targets on a
 # machine without one (this project's offline default). "up" installs
 # Debian's docker.io if needed and starts its own containerd and dockerd by
@@ -54,7 +56,7 @@ TOML
 	echo $! >"$DDIR/containerd.pid"
 	for _ in $(seq 1 50); do [[ -S $RUN/containerd.sock ]] && break; sleep 0.2; done
 	[[ -S $RUN/containerd.sock ]] || { tail -5 "$DDIR/containerd.log" >&2; die "containerd for Docker did not start"; }
-	HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= setsid dockerd \
+	HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY='' setsid dockerd \
 		--host "$DOCKER_HOST" --containerd "$RUN/containerd.sock" --exec-root "$RUN/exec" \
 		--pidfile "$RUN/dockerd.pid" --data-root /var/lib/docker \
 		--bridge=none --iptables=false --ip-forward=false --ip-masq=false \

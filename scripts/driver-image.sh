@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Builds the example driver image localhost/draext/draext-gpu:dev.
 # Default (no Docker needed): an OCI archive in _output/cluster/images/draext-gpu.tar
 # for `ctr -n k8s.io images import` or `kind load image-archive`, holding the binary and the

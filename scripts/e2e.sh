@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Runs the Ginkgo e2e suite (e2e/) against KUBECONFIG, by default the local
 # cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI).
+# E2E_REQUIRE=cap,... names what the cluster must have (e2e/require_test.go):
+# a spec that needs it fails instead of skipping; make test sets it, and it
+# defaults to what make kind-up deploys against the kind cluster.
 # Objects and events of failed specs are saved in _output/e2e-artifacts.
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/staging-lib.sh"
@@ -25,6 +30,11 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	# The pid files and logs of the cluster's processes: the restart specs
 	# stop a kubelet and start it again with the same command line.
 	export E2E_CLUSTER_RUN_DIR="$PIDS" E2E_CLUSTER_LOG_DIR="$LOGS"
+fi
+if [[ $(realpath -m "$KUBECONFIG") == "$(realpath -m "$OUTPUT_DIR/kind/kubeconfig")" && -z ${E2E_REQUIRE+set} ]]; then
+	# make kind-up deploys the driver as a DaemonSet: a spec that needs it
+	# fails instead of skipping (E2E_REQUIRE= to let them skip).
+	export E2E_REQUIRE=cluster,gates,driver,daemonset,admin
 fi
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image that make cluster-deps packs (and kind-up loads), at its pinned tag.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Puts the pristine upstream source of GIT_TAG into _output/kubernetes as a git
 # repository whose base commit is tagged GIT_TAG.
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # generate-verify.sh draext|base
 #
 #   draext  proves the generated patches are exactly what the generators produce:

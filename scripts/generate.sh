@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates upstream's generated code in a Kubernetes tree with upstream's own
 # generators, offline:
 #   hack/update-codegen.sh  protobuf deepcopy swagger prerelease defaults validation

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Builds etcd (ETCD_VERSION, the version Kubernetes v1.33 tests with) from the Go
 # module proxy into _output/tools/etcd/etcd. `go install ...@v<version>` is refused because of
 # the module's replace directives, so a small module requires it and builds it.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Builds a kind base image without any registry: a Debian (DEBIAN_SUITE) root file
 # system from debootstrap (Debian's mirror, DEBIAN_MIRROR= to change), kind's own base
 # files taken from the pinned kind module (sigs.k8s.io/kind, fetched from the

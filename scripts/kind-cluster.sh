@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # kind-cluster.sh up|down: a kind cluster of the node image (make node-image)
 # with the example driver.
 #

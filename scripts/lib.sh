@@ -1,5 +1,8 @@
 # shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Common settings and helpers for the draext scripts. Source it; do not run it.
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
 
 set -o errexit -o nounset -o pipefail
 
@@ -105,7 +108,7 @@ series_tool() {
 	local bin=$TOOLS_DIR/draext-series
 	local stamp=$TOOLS_DIR/draext-series.stamp
 	local sum
-	sum=$(cd "$DRAEXT_ROOT" && cat go.mod cmd/draext-series/*.go internal/series/*.go | sha256sum | cut -d' ' -f1)
+	sum=$(cd "$DRAEXT_ROOT" && cat go.mod cmd/draext-series/*.go internal/tooling/series/*.go | sha256sum | cut -d' ' -f1)
 	if [[ ! -x $bin || ! -f $stamp || $(cat "$stamp") != "$sum" ]]; then
 		mkdir -p "$TOOLS_DIR"
 		(cd "$DRAEXT_ROOT" && GOWORK=off go build -o "$bin" ./cmd/draext-series) ||

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Checks of the shell helpers in lib.sh and cluster-lib.sh that need no
 # cluster, no Docker and no network: each failure path prints exactly one
 # ERROR line, and build.sh's input hash (tree_inputs) changes when an

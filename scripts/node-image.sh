@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Builds a kind node image of the patched binaries, tagged with our version:
 # localhost/draext/kind-node:v1.33.13-draext.<N>.
 #
@@ -147,7 +149,9 @@ docker save "registry.k8s.io/kube-proxy-$ARCH:$tag" "${extra[@]}" | tar -x -C "$
 qualify='def q: if (split("/")[0] | test("[.:]")) then . else "docker.io/" + . end;'
 jq -c "$qualify with_entries(.key |= q)" "$d/repositories" >"$d/repositories.new" && mv "$d/repositories.new" "$d/repositories"
 jq -c "$qualify map(.RepoTags |= map(q))" "$d/manifest.json" >"$d/manifest.new" && mv "$d/manifest.new" "$d/manifest.json"
-(cd "$d" && tar -cf "$work/kubernetes/server/bin/kube-proxy.tar" repositories manifest.json $(ls | grep -vx -e repositories -e manifest.json))
+# repositories and manifest.json first, then the layers and configs.
+(cd "$d" && find . -mindepth 1 -maxdepth 1 ! -name repositories ! -name manifest.json -printf '%P\0' | sort -z |
+	xargs -0 tar -cf "$work/kubernetes/server/bin/kube-proxy.tar" repositories manifest.json)
 rm -rf "$d" "$work"/img-*
 
 tarball=$KDIR/kubernetes-server-linux-$ARCH.tar.gz

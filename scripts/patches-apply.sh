@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Applies the series with `git am -3` onto a fresh branch draext at the base tag
 # of _output/kubernetes, fetching the upstream source first when needed.
 #

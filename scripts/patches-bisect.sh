@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Checks that the series is bisectable: applies the patches one by one on a
 # fresh checkout of the base tag and, after each, type-checks (go vet, which
 # also compiles the tests) every Go package the series has changed so far.

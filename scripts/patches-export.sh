@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Rewrites patches/<release>/ from branch draext of _output/kubernetes:
 # one normalised `git format-patch` file per commit after the base tag, numbered
 # from 0001, and the series file in that order.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Proves the committed series is complete and deterministic:
 #  1. metadata: series and files agree, names, subjects, trailers (draext-series lint);
 #  2. replay: git am -3 every patch onto a fresh checkout of the pristine base tag;

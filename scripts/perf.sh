@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Measures the scheduler with DRA extended resources (KEP-5004) next to its
 # baselines: builds the scheduler_perf binary of
 # test/integration/scheduler_perf/dra/extendedresource once, runs each full

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Runs on a running local cluster (make up) PODS (default 50) short-lived
 # pods that ask for nvidia.com/gpu: 1 (DRA extended resource, KEP-5004), one
 # after another as a ResourceQuota of GPUS (default: the DRA devices of the

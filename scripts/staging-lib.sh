@@ -1,6 +1,9 @@
 # shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Settings for the exported staging modules (scripts/staging.sh) and for the Go
 # code that builds against them. Source it; do not run it.
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STAGING_DIR=$OUTPUT_DIR/staging

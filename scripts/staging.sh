@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Exports the patched k8s.io staging modules as Go module versions
 # v0.33.13-draext.<N> (N from patches/<release>/RELEASE) into a file-based
 # module proxy, so that Go code can use the API fields the series adds, typed:
@@ -31,7 +33,7 @@ esac
 version=$(staging_module_version)
 # The commit, not only its tree: the .info files carry the commit's author date.
 commit=$(git -C "$KUBE_TREE" rev-parse "refs/heads/$PATCH_BRANCH^{commit}")
-tool_sum=$(cd "$DRAEXT_ROOT" && cat go.mod cmd/draext-staging/*.go internal/staging/*.go | sha256sum | cut -d' ' -f1)
+tool_sum=$(cd "$DRAEXT_ROOT" && cat go.mod cmd/draext-staging/*.go internal/tooling/staging/*.go | sha256sum | cut -d' ' -f1)
 want_stamp="$version $commit $tool_sum ${STAGING_ROOTS[*]}"
 
 # export_to PROXY SUMS: export the modules of the committed series.
@@ -83,10 +85,10 @@ for consumer in "${STAGING_CONSUMERS[@]}"; do
 		(cd "$DRAEXT_ROOT/$consumer" && staging_go mod tidy)
 		info "$consumer/go.sum: draext lines rewritten"
 	fi
-	stale=$(grep -- " $version[ /]" "$sum_file" | grep -vxF -f "$STAGING_SUMS" || true)
+	stale=$(grep -- " ${version}[ /]" "$sum_file" | grep -vxF -f "$STAGING_SUMS" || true)
 	[[ -z $stale ]] || die "$consumer/go.sum has hashes for $version that this series does not give:" "$stale" \
 		"run make staging-sums and commit $consumer/go.sum"
-	old=$(grep -- "-draext\.[0-9]*[ /]" "$sum_file" | grep -v -- " $version[ /]" || true)
+	old=$(grep -- "-draext\.[0-9]*[ /]" "$sum_file" | grep -v -- " ${version}[ /]" || true)
 	[[ -z $old ]] || die "$consumer/go.sum has lines of other draext versions:" "$old" \
 		"run make staging-sums and commit $consumer/go.sum"
 done

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Measures on a running local cluster (make up) how long a pod takes from
 # kubectl apply to Ready: the demo's nvidia.com/gpu: 1 pod (DRA extended
 # resource, KEP-5004) next to its claim-template pod, RUNS times each (default

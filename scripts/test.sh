@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # The project's test command (make test, and so .ci/run):
-#  1. unit tests of this repository's own Go code and of the scripts' helpers
-#     (scripts/lib_test.sh);
-#  2. patches-verify (metadata, checksums, replay on a pristine base, re-export, byte diff);
+#  1. make unit: go vet and the unit tests of this repository's own Go code
+#     and the shell helpers' checks (scripts/unit.sh);
+#  2. make verify: gofmt, license headers, shellcheck, golangci-lint, logcheck
+#     and patches-verify (metadata, checksums, replay on a pristine base,
+#     re-export, byte diff) (scripts/verify.sh);
 #  3. gofmt and go vet of what the series touches;
 #  4. feature list verification when the series touches feature gates;
 #  5. the in-tree tests of every Go package the series changes, derived from the
 #     series itself (draext-series packages), and the upstream tests that guard
 #     the shared mechanisms it touches (draext-series guards, see
-#     internal/series/guards.go: API round-trip/fuzz and compatibility fixtures,
+#     internal/tooling/series/guards.go: API round-trip/fuzz and compatibility fixtures,
 #     pkg/scheduler/..., scheduler_perf's DRA workloads, and *Concurrent* tests
 #     under -race). Integration packages
 #     (test/integration/...) get the pinned etcd, built by scripts/install-etcd.sh;
@@ -28,16 +32,11 @@ need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROO
 start=$(now_s)
 step() { log "[$1/8] $2"; }
 
-step 1 "gofmt, go vet and unit tests of draext's own Go code; scripts/lib_test.sh"
-unformatted=$(cd "$DRAEXT_ROOT" && gofmt -l cmd internal compat e2e staging)
-[[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
-(cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...)
-# go-nvml's cgo bindings call deprecated NVML functions; keep gcc quiet about it.
-(cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go test -count=1 ./...)
-bash "$DRAEXT_ROOT/scripts/lib_test.sh" || die "scripts/lib_test.sh failed: a helper in scripts/lib.sh misbehaves"
+step 1 "make unit: draext's own Go code and shell helpers"
+bash "$DRAEXT_ROOT/scripts/unit.sh"
 
-step 2 "patches-verify"
-"$DRAEXT_ROOT/scripts/patches-verify.sh"
+step 2 "make verify: gofmt, headers, shellcheck, golangci-lint, logcheck, patches-verify"
+bash "$DRAEXT_ROOT/scripts/verify.sh"
 
 "$DRAEXT_ROOT/scripts/patches-apply.sh" --if-needed
 TAG=$(git_tag)
@@ -108,15 +107,18 @@ step 7 "staging modules: export, reproducibility, staging/example, e2e vet"
 info "staging/example and the e2e suite build against the exported modules"
 
 step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
-# cluster_check ENV...: one cluster with ENV, the suite and the demo against
-# it, and proof that make down leaves nothing behind.
+# cluster_check REQUIRE ENV...: one cluster with ENV, the suite against it with
+# E2E_REQUIRE=REQUIRE (what the cluster must have: a spec that needs it fails
+# instead of skipping), the demo, and proof that make down leaves nothing
+# behind.
 cluster_check() {
-	local netns_before netns_new leftovers mounts cgroups
+	local netns_before netns_new leftovers mounts cgroups require=$1
+	shift
 	log "local cluster with $*"
 	netns_before=$(ip netns list 2>/dev/null | awk '{print $1}' | sort)
 	trap 'PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster-down.sh" || true' EXIT
 	env "$@" bash "$DRAEXT_ROOT/scripts/cluster-up.sh"
-	bash "$DRAEXT_ROOT/scripts/e2e.sh"
+	E2E_REQUIRE=$require bash "$DRAEXT_ROOT/scripts/e2e.sh"
 	bash "$DRAEXT_ROOT/scripts/demo.sh"
 	# staging/example, built on the exported modules, reads the typed field from
 	# the real apiserver.
@@ -145,8 +147,8 @@ else
 		die "a local cluster is already running: make down first (the test needs its own)"
 	fi
 	# Two nodes, drivers as host processes: DRA on one, the device plugin on the other.
-	cluster_check NODES=2 DRIVER=host
+	cluster_check cluster,gates,driver,device-plugin,podresources,restart,admin NODES=2 DRIVER=host
 	# One node, the driver deployed from overlays/ as a DaemonSet with its image.
-	cluster_check NODES=1 DRIVER=daemonset
+	cluster_check cluster,gates,driver,podresources,restart,daemonset,admin NODES=1 DRIVER=daemonset
 fi
 log "make test: all steps passed ($(($(now_s) - start))s)"

@@ -1,4 +1,6 @@
 # shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
 # Every version that the scripts pin, in one place (lib.sh sources this file).
 # Each can be overridden from the environment, e.g. CONTAINERD_VERSION=v2.1.8.
 
@@ -29,3 +31,8 @@ LOCAL_PATH_PROVISIONER_VERSION=${LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}
 # The Debian release of the offline kind base image (debootstrap, its tag
 # localhost/draext/kind-base:<suite>) and of kube-proxy's base with ONLINE=1.
 DEBIAN_SUITE=${DEBIAN_SUITE:-bookworm}
+
+# Static checks (scripts/verify.sh).
+SHELLCHECK_VERSION=${SHELLCHECK_VERSION:-0.9.0}            # Debian bookworm's shellcheck package
+GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.15.0}    # github.com/golangci/golangci-lint/v2, built with our Go
+LOGCHECK_VERSION=${LOGCHECK_VERSION:-v0.11.0}              # sigs.k8s.io/logtools/logcheck

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -11,7 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
-	"github.com/draext/draext/internal/driver"
+	"github.com/draext/draext/internal/gpudriver/driver"
 )
 
 // flagEnvPrefix starts the environment variable behind each flag (see

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -6,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/draext/draext/internal/cdi"
+	"github.com/draext/draext/internal/gpudriver/cdi"
 )
 
 func TestFlagEnvName(t *testing.T) {

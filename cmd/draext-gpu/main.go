@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command draext-gpu is the example NVIDIA GPU driver of draext. It discovers
 // GPUs through NVML (or a mock) and serves them to pods either as a DRA
 // driver (--mode=dra: ResourceSlices, claim preparation, CDI) or as a classic
@@ -21,12 +24,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/draext/draext/internal/cdi"
-	"github.com/draext/draext/internal/deviceplugin"
-	"github.com/draext/draext/internal/driver"
-	"github.com/draext/draext/internal/gpu"
-	"github.com/draext/draext/internal/nodelock"
-	"github.com/draext/draext/internal/state"
+	"github.com/draext/draext/internal/gpudriver/cdi"
+	"github.com/draext/draext/internal/gpudriver/deviceplugin"
+	"github.com/draext/draext/internal/gpudriver/driver"
+	"github.com/draext/draext/internal/gpudriver/gpu"
+	"github.com/draext/draext/internal/gpudriver/nodelock"
+	"github.com/draext/draext/internal/gpudriver/state"
 )
 
 type options struct {
@@ -65,8 +68,7 @@ func main() {
 	ctx = klog.NewContext(ctx, logger)
 	if err := run(ctx, o); err != nil {
 		logger.Error(err, "Exiting")
-		klog.Flush()
-		os.Exit(1)
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 }
 
@@ -104,7 +106,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Release()
+	defer func() {
+		if err := lock.Release(); err != nil {
+			klog.FromContext(ctx).Error(err, "Releasing the GPU lock failed")
+		}
+	}()
 
 	if o.mode == "device-plugin" {
 		return runDevicePlugin(ctx, o, lib, devices)
@@ -177,7 +183,7 @@ func watchHealth(ctx context.Context, lib nvml.Interface, devices []gpu.Device, 
 		logger.Error(errors.New(nvml.ErrorString(ret)), "NVML init for health events failed, GPU health is not watched")
 		return
 	}
-	defer lib.Shutdown()
+	defer func() { _ = lib.Shutdown() }()
 	uuids := make([]string, len(devices))
 	for i, d := range devices {
 		uuids[i] = d.UUID

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -7,7 +10,7 @@ import (
 
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/draext/draext/internal/nodelock"
+	"github.com/draext/draext/internal/gpudriver/nodelock"
 )
 
 func TestRunRefuses(t *testing.T) {
@@ -35,7 +38,7 @@ func TestRunRefuses(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer l.Release()
+				defer func() { _ = l.Release() }()
 			}
 			err := run(ctx, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

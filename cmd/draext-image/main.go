@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command draext-image writes a single-layer OCI image archive from a
 // directory, for `ctr images import` on a machine without Docker or a
 // registry.
@@ -11,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/draext/draext/internal/ociarchive"
+	"github.com/draext/draext/internal/tooling/ociarchive"
 )
 
 type list []string
@@ -47,8 +50,8 @@ func run(img ociarchive.Image, output string) error {
 		return err
 	}
 	if err := ociarchive.Write(f, img); err != nil {
-		f.Close()
-		os.Remove(tmp)
+		_ = f.Close()
+		_ = os.Remove(tmp)
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command draext-podresources prints what a kubelet reports about the
 // devices of its pods' containers, read from the kubelet's PodResources API
 // (List of podresources/v1 on the kubelet's unix socket), as one JSON array
@@ -128,7 +131,7 @@ func list(ctx context.Context, socket string, timeout time.Duration) (*podresour
 	if err != nil {
 		return nil, fmt.Errorf("kubelet PodResources socket %s: %w", socket, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := podresourcesv1.NewPodResourcesListerClient(conn).List(ctx, &podresourcesv1.ListPodResourcesRequest{})

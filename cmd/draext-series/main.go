@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command draext-series is the small helper behind the patch-series scripts:
 // it checks a series directory, derives versions, maps changed files to Go
 // packages and restores exec bits in a tree assembled from module zips.
@@ -12,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/draext/draext/internal/series"
+	"github.com/draext/draext/internal/tooling/series"
 )
 
 const usage = `usage: draext-series <command> [args]

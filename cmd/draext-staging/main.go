@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command draext-staging exports the k8s.io staging modules of the patched
 // Kubernetes tree as module versions into a file-based Go module proxy, for
 // Go code (the e2e suite, staging/example, users' own) that needs the API
@@ -14,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/draext/draext/internal/staging"
+	"github.com/draext/draext/internal/tooling/staging"
 )
 
 const usage = `usage: draext-staging export -out DIR -version VERSION -time RFC3339 [-sums FILE] SRC MODULE...

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package upstream checks wire compatibility of the draext API additions with
 // stock upstream client types: objects serialized by the patched v1.33 tree
 // must decode with k8s.io/api of a release that has KEP-5004 natively (see

@@ -1,3 +1,6 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command example is a small client of a draext cluster, built only against
 // the patched k8s.io modules that `make staging` exports. It lists the
 // DeviceClasses with the extended resource names that they serve and, given

@@ -1,0 +1,189 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1beta1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	"github.com/draext/draext/internal/gpudriver/gpu"
+	"github.com/draext/draext/internal/gpudriver/state"
+)
+
+// Config is what the DRA driver needs to run on one node.
+type Config struct {
+	// DriverName is the DRA driver name (DefaultDriverName unless configured).
+	DriverName string
+	// NodeName is this node; it also names the driver's pool.
+	NodeName string
+	// Client publishes the ResourceSlices.
+	Client kubernetes.Interface
+	// Devices are the node's GPUs.
+	Devices []gpu.Device
+	// State prepares claims and keeps them across restarts.
+	State *state.State
+	// PluginDir holds the dra.sock socket the kubelet calls.
+	PluginDir string
+	// RegistrarDir is the kubelet's plugin registration directory.
+	RegistrarDir string
+}
+
+// Driver is a running DRA kubelet plugin.
+type Driver struct {
+	cfg    Config
+	byName map[string]gpu.Device
+	helper *kubeletplugin.Helper
+
+	mu        sync.Mutex
+	unhealthy map[string]string // GPU UUID -> why it is unhealthy (gpu.HealthEvent.String)
+}
+
+var _ kubeletplugin.DRAPlugin = &Driver{}
+
+// Start registers the plugin with the kubelet and publishes the GPUs.
+func Start(ctx context.Context, cfg Config) (*Driver, error) {
+	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}}
+	for _, dev := range cfg.Devices {
+		d.byName[DeviceName(dev)] = dev
+	}
+	helper, err := kubeletplugin.Start(ctx, d,
+		kubeletplugin.DriverName(cfg.DriverName),
+		kubeletplugin.KubeClient(cfg.Client),
+		kubeletplugin.NodeName(cfg.NodeName),
+		kubeletplugin.PluginDataDirectoryPath(cfg.PluginDir),
+		kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("start kubelet plugin: %w", err)
+	}
+	d.helper = helper
+	if err := d.publish(ctx); err != nil {
+		helper.Stop()
+		return nil, err
+	}
+	klog.FromContext(ctx).Info("DRA driver started", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
+	return d, nil
+}
+
+// Stop unregisters the plugin. The ResourceSlices stay: the kubelet removes
+// them when the driver does not come back.
+func (d *Driver) Stop() {
+	d.helper.Stop()
+}
+
+// Helper returns the kubeletplugin helper, e.g. for its registration status.
+func (d *Driver) Helper() *kubeletplugin.Helper {
+	return d.helper
+}
+
+func (d *Driver) publish(ctx context.Context) error {
+	d.mu.Lock()
+	unhealthy := make(map[string]bool, len(d.unhealthy))
+	for uuid := range d.unhealthy {
+		unhealthy[uuid] = true
+	}
+	d.mu.Unlock()
+	if err := d.helper.PublishResources(ctx, Resources(d.cfg.NodeName, d.cfg.Devices, unhealthy)); err != nil {
+		return fmt.Errorf("publish ResourceSlices: %w", err)
+	}
+	return nil
+}
+
+// MarkUnhealthy takes a GPU (all GPUs when the event names none) out of the
+// published slice, so that it is no longer allocated, and refuses to prepare
+// it from now on. Claims already prepared keep running: the workload decides
+// what an XID error means to it.
+func (d *Driver) MarkUnhealthy(ctx context.Context, e gpu.HealthEvent) error {
+	d.mu.Lock()
+	for _, dev := range d.cfg.Devices {
+		if e.UUID == "" || e.UUID == dev.UUID {
+			d.unhealthy[dev.UUID] = e.String()
+		}
+	}
+	d.mu.Unlock()
+	return d.publish(ctx)
+}
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	logger := klog.FromContext(ctx)
+	result := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, claim := range claims {
+		res, err := d.prepare(ctx, claim)
+		if err != nil {
+			logger.Error(err, "Preparing claim failed", "claim", klog.KObj(claim), "uid", claim.UID)
+			res = kubeletplugin.PrepareResult{Err: err}
+		} else {
+			logger.Info("Prepared claim", "claim", klog.KObj(claim), "uid", claim.UID, "devices", deviceNames(res))
+		}
+		result[claim.UID] = res
+	}
+	return result, nil
+}
+
+// deviceNames lists the prepared devices as <pool>/<device>, for the log.
+func deviceNames(res kubeletplugin.PrepareResult) []string {
+	names := make([]string, 0, len(res.Devices))
+	for _, d := range res.Devices {
+		names = append(names, d.PoolName+"/"+d.DeviceName)
+	}
+	return names
+}
+
+func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) (kubeletplugin.PrepareResult, error) {
+	requests, results, err := allocatedGPUs(claim, d.cfg.DriverName, d.cfg.NodeName, d.byName)
+	if err != nil {
+		return kubeletplugin.PrepareResult{}, err
+	}
+	if len(results) == 0 {
+		return kubeletplugin.PrepareResult{Devices: []kubeletplugin.Device{}}, nil
+	}
+	if err := d.checkHealthy(requests); err != nil {
+		return kubeletplugin.PrepareResult{}, fmt.Errorf("claim %s/%s: %w", claim.Namespace, claim.Name, err)
+	}
+	ids, err := d.cfg.State.Prepare(ctx, string(claim.UID), requests)
+	if err != nil {
+		return kubeletplugin.PrepareResult{}, err
+	}
+	return prepareResult(results, ids), nil
+}
+
+func (d *Driver) checkHealthy(requests map[string][]string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for request, uuids := range requests {
+		for _, uuid := range uuids {
+			if why, bad := d.unhealthy[uuid]; bad {
+				errs = append(errs, fmt.Errorf("request %q: GPU %s is unhealthy (%s)", request, uuid, why))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	logger := klog.FromContext(ctx)
+	result := make(map[types.UID]error, len(claims))
+	for _, claim := range claims {
+		ref := klog.KRef(claim.Namespace, claim.Name)
+		err := d.cfg.State.Unprepare(ctx, string(claim.UID))
+		if err != nil {
+			logger.Error(err, "Unpreparing claim failed", "claim", ref, "uid", claim.UID)
+		} else {
+			logger.Info("Unprepared claim", "claim", ref, "uid", claim.UID)
+		}
+		result[claim.UID] = err
+	}
+	return result, nil
+}

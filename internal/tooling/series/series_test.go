@@ -1,0 +1,249 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package series
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodMessage = `Add the gate.
+
+KEP: 5004
+Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653
+Backport-Delta: introduced at 1.33
+Drop-When: v1.34
+`
+
+func patchText(subject, message string) string {
+	return zeroFromLine + "\n" +
+		"From: Dev <dev@example.com>\n" +
+		"Date: Mon, 30 Nov 2026 00:00:00 +0000\n" +
+		"Subject: [PATCH] " + subject + "\n\n" +
+		message +
+		"---\n" +
+		" pkg/features/kube_features.go | 1 +\n" +
+		" 1 file changed, 1 insertion(+)\n\n" +
+		"diff --git a/pkg/features/kube_features.go b/pkg/features/kube_features.go\n" +
+		"--- a/pkg/features/kube_features.go\n" +
+		"+++ b/pkg/features/kube_features.go\n" +
+		"@@ -1 +1,2 @@\n" +
+		" package features\n" +
+		"+// x\n"
+}
+
+// writeSeries lays out a series directory. files maps names to content;
+// series lists the names in order. Sums are written for the final content
+// unless skipSums is set.
+func writeSeries(t *testing.T, files map[string]string, series []string, skipSums bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	base := map[string]string{"GIT_TAG": "v1.33.13\n", "RELEASE": "1\n"}
+	for k, v := range files {
+		base[k] = v
+	}
+	base["series"] = strings.Join(series, "\n") + "\n"
+	for name, content := range base {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !skipSums {
+		if err := WriteSums(dir, series); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	const p1 = "0001-features-add-the-gate.patch"
+	const p2 = "0002-api-add-a-field.patch"
+	testCases := map[string]struct {
+		files    map[string]string
+		series   []string
+		skipSums bool
+		edit     func(t *testing.T, dir string)
+		wantErrs []string // substrings that must all appear; none means valid
+	}{
+		"valid series": {
+			files:  map[string]string{p1: patchText("features: add the gate", goodMessage), p2: patchText("api: add a field", goodMessage)},
+			series: []string{p1, p2},
+		},
+		"empty series": {
+			series: nil,
+		},
+		"missing trailers": {
+			files:    map[string]string{p1: patchText("features: add the gate", "Add the gate.\n\nKEP: 5004\n")},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: missing trailer "Upstream-PR:"`, `missing trailer "Backport-Delta:"`, `missing trailer "Drop-When:"`},
+		},
+		"trailers not in the last paragraph": {
+			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 5004\nUpstream-PR: none\nBackport-Delta: x\nDrop-When: v1.34\n\nMore text.\n")},
+			series:   []string{p1},
+			wantErrs: []string{`missing trailer "KEP:"`},
+		},
+		"wrong KEP and bad values": {
+			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 4381\nUpstream-PR: #130653\nBackport-Delta: x\nDrop-When: soon\n")},
+			series:   []string{p1},
+			wantErrs: []string{`"KEP:" is "4381"`, `"Upstream-PR:" is "#130653"`, `"Drop-When:" is "soon"`},
+		},
+		"empty trailer": {
+			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 5004\nUpstream-PR: none\nBackport-Delta:\nDrop-When: never\n")},
+			series:   []string{p1},
+			wantErrs: []string{`trailer "Backport-Delta:" is empty`},
+		},
+		"subject without area": {
+			files:    map[string]string{"0001-Add-the-gate.patch": patchText("Add the gate", goodMessage)},
+			series:   []string{"0001-Add-the-gate.patch"},
+			wantErrs: []string{"file name must look like", `subject "[PATCH] Add the gate" must be`},
+		},
+		"unknown area": {
+			files:    map[string]string{"0001-misc-stuff.patch": patchText("misc: stuff", goodMessage)},
+			series:   []string{"0001-misc-stuff.patch"},
+			wantErrs: []string{`area "misc" is not one of`},
+		},
+		"file name and subject disagree": {
+			files:    map[string]string{"0001-api-add-the-gate.patch": patchText("features: add the gate", goodMessage)},
+			series:   []string{"0001-api-add-the-gate.patch"},
+			wantErrs: []string{`file name says area "api" but the subject says "features"`},
+		},
+		"numbering out of order": {
+			files:    map[string]string{"0002-api-add-a-field.patch": patchText("api: add a field", goodMessage)},
+			series:   []string{"0002-api-add-a-field.patch"},
+			wantErrs: []string{"is number 0002 but stands at position 1"},
+		},
+		"not normalised": {
+			files: map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage), zeroFromLine,
+				"From 8d7dc22d5c1e2b1c9f0a0b0c0d0e0f101112131 Mon Sep 17 00:00:00 2001", 1) + "-- \n2.39.5\n"},
+			series:   []string{p1},
+			wantErrs: []string{"not normalised: first line", "ends with a format-patch signature"},
+		},
+		"listed but missing": {
+			series:   []string{p1},
+			skipSums: true,
+			wantErrs: []string{p1 + ": listed in series but cannot be read"},
+		},
+		"on disk but not listed": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage), p2: patchText("api: add a field", goodMessage)},
+			series:   []string{p1},
+			wantErrs: []string{p2 + ": patch file is not listed in series"},
+		},
+		"listed twice": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage)},
+			series:   []string{p1, p1},
+			skipSums: true,
+			wantErrs: []string{p1 + " is listed twice"},
+		},
+		"one byte edited after export": {
+			files:  map[string]string{p1: patchText("features: add the gate", goodMessage)},
+			series: []string{p1},
+			edit: func(t *testing.T, dir string) {
+				path := filepath.Join(dir, p1)
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data[len(data)-2] = 'y' // "+// x" -> "+// y"
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantErrs: []string{p1 + ": content does not match its checksum in SHA256SUMS"},
+		},
+		"no checksums": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage)},
+			series:   []string{p1},
+			skipSums: true,
+			wantErrs: []string{"SHA256SUMS: open"},
+		},
+		"bad GIT_TAG and RELEASE": {
+			files:    map[string]string{"GIT_TAG": "1.33\n", "RELEASE": "one\n"},
+			wantErrs: []string{`GIT_TAG "1.33" is not a Kubernetes release tag`, `"one" must be a positive integer`},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := writeSeries(t, tc.files, tc.series, tc.skipSums)
+			if tc.edit != nil {
+				tc.edit(t, dir)
+			}
+			s, err := Load(dir)
+			if len(tc.wantErrs) == 0 {
+				if err != nil {
+					t.Fatalf("Load: unexpected error:\n%v", err)
+				}
+				if len(s.Patches) != len(tc.series) {
+					t.Errorf("got %d patches, want %d", len(s.Patches), len(tc.series))
+				}
+				if got, want := s.Version(), "v1.33.13-draext.1"; got != want {
+					t.Errorf("Version() = %q, want %q", got, want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load: no error, want errors containing %q", tc.wantErrs)
+			}
+			for _, want := range tc.wantErrs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not contain %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseHeaderTrailersAndFoldedSubject(t *testing.T) {
+	t.Parallel()
+	text := strings.Replace(patchText("scheduler: allocate devices for extended resources", goodMessage),
+		"Subject: [PATCH] scheduler: allocate devices for extended resources\n",
+		"Subject: [PATCH] scheduler: allocate devices for extended\n resources\n", 1)
+	h, err := ParseHeader([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Area != "scheduler" || h.Subject != "scheduler: allocate devices for extended resources" {
+		t.Errorf("area %q subject %q", h.Area, h.Subject)
+	}
+	want := map[string]string{
+		"KEP":            "5004",
+		"Upstream-PR":    "https://github.com/kubernetes/kubernetes/pull/130653",
+		"Backport-Delta": "introduced at 1.33",
+		"Drop-When":      "v1.34",
+	}
+	for k, v := range want {
+		if h.Trailers[k] != v {
+			t.Errorf("trailer %s = %q, want %q", k, h.Trailers[k], v)
+		}
+	}
+	if !h.ZeroCommit || h.Signature {
+		t.Errorf("ZeroCommit=%v Signature=%v, want true false", h.ZeroCommit, h.Signature)
+	}
+}
+
+func TestValidateGitTag(t *testing.T) {
+	t.Parallel()
+	testCases := []struct {
+		tag, want string
+		wantErr   bool
+	}{
+		{tag: "v1.33.13", want: "v0.33.13"},
+		{tag: "v1.34.0", want: "v0.34.0"},
+		{tag: "v1.33", wantErr: true},
+		{tag: "1.33.13", wantErr: true},
+		{tag: "v1.33.13-rc.0", wantErr: true},
+		{tag: "v2.0.0", wantErr: true},
+		{tag: "", wantErr: true},
+	}
+	for _, tc := range testCases {
+		got, err := ValidateGitTag(tc.tag)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("ValidateGitTag(%q) = %q, %v; want %q, error %v", tc.tag, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
