@@ -39,7 +39,8 @@ unformatted=$(gofmt -l cmd internal compat e2e staging)
 [[ -z $unformatted ]] || die "these files are not gofmt-formatted:" "$unformatted" "run gofmt -w on them"
 
 log "[verify] license headers"
-missing=$(git ls-files -- '*.go' '*.sh' Makefile .ci/run kind/runc-capfilter images/draext-gpu/Dockerfile |
+# Tracked files and new ones not ignored yet: a file is checked before its commit.
+missing=$(git ls-files --cached --others --exclude-standard -- '*.go' '*.sh' Makefile .ci/run kind/runc-capfilter images/draext-gpu/Dockerfile |
 	grep -v '/testdata/' | while IFS= read -r f; do
 		head -n 5 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || echo "$f"
 	done)
