@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
 
 	"github.com/draext/draext/internal/gpudriver/gpu"
@@ -42,6 +43,7 @@ type Driver struct {
 	cfg    Config
 	byName map[string]gpu.Device
 	helper *kubeletplugin.Helper
+	pub    *publisher
 
 	mu        sync.Mutex
 	unhealthy map[string]string // GPU UUID -> why it is unhealthy (gpu.HealthEvent.String)
@@ -66,17 +68,20 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
-	if err := d.publish(ctx); err != nil {
+	pub, err := startPublisher(ctx, cfg.Client, cfg.DriverName, cfg.NodeName, d.resources())
+	if err != nil {
 		helper.Stop()
-		return nil, err
+		return nil, fmt.Errorf("publish ResourceSlices: %w", err)
 	}
+	d.pub = pub
 	klog.FromContext(ctx).Info("DRA driver started", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
 	return d, nil
 }
 
-// Stop unregisters the plugin. The ResourceSlices stay: the kubelet removes
-// them when the driver does not come back.
+// Stop stops publishing and unregisters the plugin. The ResourceSlices
+// stay: the kubelet removes them when the driver does not come back.
 func (d *Driver) Stop() {
+	d.pub.stop(errors.New("DRA driver was stopped"))
 	d.helper.Stop()
 }
 
@@ -85,17 +90,15 @@ func (d *Driver) Helper() *kubeletplugin.Helper {
 	return d.helper
 }
 
-func (d *Driver) publish(ctx context.Context) error {
+// resources are the node's GPUs without the unhealthy ones.
+func (d *Driver) resources() resourceslice.DriverResources {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	unhealthy := make(map[string]bool, len(d.unhealthy))
 	for uuid := range d.unhealthy {
 		unhealthy[uuid] = true
 	}
-	d.mu.Unlock()
-	if err := d.helper.PublishResources(ctx, Resources(d.cfg.NodeName, d.cfg.Devices, unhealthy)); err != nil {
-		return fmt.Errorf("publish ResourceSlices: %w", err)
-	}
-	return nil
+	return Resources(d.cfg.NodeName, d.cfg.Devices, unhealthy)
 }
 
 // MarkUnhealthy takes a GPU (all GPUs when the event names none) out of the
@@ -110,7 +113,8 @@ func (d *Driver) MarkUnhealthy(ctx context.Context, e gpu.HealthEvent) error {
 		}
 	}
 	d.mu.Unlock()
-	return d.publish(ctx)
+	d.pub.update(d.resources)
+	return nil
 }
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin.

@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package driver is the DRA side of the example NVIDIA GPU driver: it
-// publishes the node's GPUs in ResourceSlices and prepares the ResourceClaims
-// that the scheduler allocated from them, through the kubeletplugin helper of
-// k8s.io/dynamic-resource-allocation.
+// publishes the node's GPUs in ResourceSlices (through the resourceslice
+// controller of k8s.io/dynamic-resource-allocation, started again when the
+// slices are deleted) and prepares the ResourceClaims that the scheduler
+// allocated from them, through its kubeletplugin helper.
 package driver
 
 import (
