@@ -137,6 +137,12 @@ func runPod(ctx context.Context, ns string, pod *v1.Pod) *v1.Pod {
 
 // createPodUntil creates a pod and returns it once it is in the phase.
 func createPodUntil(ctx context.Context, ns string, pod *v1.Pod, phase v1.PodPhase) *v1.Pod {
+	return createPodWithin(ctx, ns, pod, phase, 2*time.Minute)
+}
+
+// createPodWithin creates a pod and returns it once it is in the phase,
+// failing when that takes longer than timeout.
+func createPodWithin(ctx context.Context, ns string, pod *v1.Pod, phase v1.PodPhase, timeout time.Duration) *v1.Pod {
 	pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(ctx, func() (v1.PodPhase, error) {
@@ -146,7 +152,7 @@ func createPodUntil(ctx context.Context, ns string, pod *v1.Pod, phase v1.PodPha
 		}
 		pod = p
 		return p.Status.Phase, nil
-	}).WithTimeout(2*time.Minute).Should(Equal(phase), "pod %s/%s is not %s", ns, pod.Name, phase)
+	}).WithTimeout(timeout).Should(Equal(phase), "pod %s/%s is not %s within %s", ns, pod.Name, phase, timeout)
 	return pod
 }
 

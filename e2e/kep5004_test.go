@@ -256,16 +256,24 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		containerID := first.Status.ContainerStatuses[0].ContainerID
 
 		pluginNodes := devicePluginNodes(ctx)
+		oldSlices := nodeSliceUIDs(ctx, draNode)
+		restarted := time.Now()
 		restartKubelet(ctx, draNode)
-		if len(pluginNodes) > 0 && !slices.Contains(pluginNodes, draNode) {
-			// Every kubelet on one host listens on the same hard-coded
-			// device plugin socket and the device plugin registers with
-			// the one started last: give it back to its node.
-			restartKubelet(ctx, pluginNodes[0])
-			Eventually(ctx, func() ([]string, error) {
-				return devicePluginNodes(ctx), nil
-			}).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
-		}
+
+		// The v1.33 kubelet deletes its node's ResourceSlices when it
+		// starts; the driver must publish them again at once, or the
+		// node offers no GPUs to new pods (before, it took 30 s at
+		// best and 10 minutes at worst).
+		By("the node's ResourceSlice is deleted by the kubelet and published again")
+		Eventually(ctx, func() []string {
+			uids := nodeSliceUIDs(ctx, draNode)
+			if slices.ContainsFunc(uids, func(uid string) bool { return slices.Contains(oldSlices, uid) }) {
+				return nil
+			}
+			return uids
+		}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "within 30 s of the kubelet restart, node %s has no new ResourceSlice of driver %s (before: %v)", draNode, *driverName, oldSlices)
+		By(fmt.Sprintf("published again %.1f s after the restart began", time.Since(restarted).Seconds()))
+		giveBackDevicePlugin(ctx, draNode, pluginNodes)
 
 		By("the running pod keeps its container and its devices")
 		Consistently(ctx, func() (string, error) {
@@ -282,7 +290,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 
 		By("a new pod gets devices of its own")
-		second := runPod(ctx, ns, extendedPod("after-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
+		second := createPodWithin(ctx, ns, extendedPod("after-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}), v1.PodRunning, 30*time.Second)
 		after := expectMappedGPUs(ctx, second, claims.extendedClaim(ctx, second))["app"]
 		for _, uuid := range after {
 			Expect(before).NotTo(ContainElement(uuid), "the new pod got a GPU of the running one")

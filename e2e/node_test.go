@@ -136,20 +136,44 @@ func findHostProcess(glob string, want ...string) hostProcess {
 // pid file and log (appended), as make up would.
 func (p hostProcess) restart() {
 	GinkgoHelper()
+	p.restartWith(p.args)
+}
+
+// restartWith stops the process and starts it with the command line args
+// (the program first), the same pid file and log (appended).
+func (p hostProcess) restartWith(args []string) {
+	GinkgoHelper()
 	By(fmt.Sprintf("stopping %s (pid %d)", p.name, p.pid))
 	Expect(syscall.Kill(p.pid, syscall.SIGTERM)).To(Succeed())
-	Eventually(func() error { return syscall.Kill(p.pid, 0) }).WithTimeout(30*time.Second).Should(HaveOccurred(), "%s (pid %d) does not stop", p.name, p.pid)
+	Eventually(func() bool { return processGone(p.pid) }).WithTimeout(30*time.Second).Should(BeTrue(), "%s (pid %d) does not stop", p.name, p.pid)
 
 	By("starting " + p.name + " again")
 	logFile, err := os.OpenFile(filepath.Join(os.Getenv("E2E_CLUSTER_LOG_DIR"), p.name+".log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	defer logFile.Close()
-	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	Expect(cmd.Start()).To(Succeed())
-	Expect(os.WriteFile(p.pidFile, []byte(fmt.Sprintf("%d %s\n", cmd.Process.Pid, p.args[0])), 0o644)).To(Succeed())
+	Expect(os.WriteFile(p.pidFile, []byte(fmt.Sprintf("%d %s\n", cmd.Process.Pid, args[0])), 0o644)).To(Succeed())
 	Expect(cmd.Process.Release()).To(Succeed())
+}
+
+// processGone reports whether the process has exited. A process that this
+// suite started (an earlier restart) is its child: it stays a zombie, which
+// signal 0 still reaches, until the suite reaps it.
+func processGone(pid int) bool {
+	var status syscall.WaitStatus
+	if reaped, err := syscall.Wait4(pid, &status, syscall.WNOHANG, nil); err == nil && reaped == pid {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: comm may contain spaces and parentheses.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
 }
 
 // waitHealthy waits until the URL answers 200; the components of the local
@@ -173,10 +197,38 @@ func waitHealthy(ctx context.Context, what, url string) {
 // is healthy again.
 func restartKubelet(ctx context.Context, node string) {
 	GinkgoHelper()
+	restartKubeletWith(ctx, node, nil)
+}
+
+// restartKubeletWith restarts the kubelet of the node like restartKubelet,
+// with the command line that change returns for its current one (nil: the
+// same), and returns the command line that it had before.
+func restartKubeletWith(ctx context.Context, node string, change func(args []string) []string) []string {
+	GinkgoHelper()
 	kubelet := findHostProcess("kubelet*.pid", "--hostname-override="+node)
 	healthz := kubeletHealthz(kubelet.args)
-	kubelet.restart()
+	args := kubelet.args
+	if change != nil {
+		args = change(slices.Clone(args))
+	}
+	kubelet.restartWith(args)
 	waitHealthy(ctx, "kubelet of node "+node, healthz)
+	return kubelet.args
+}
+
+// giveBackDevicePlugin restarts the kubelet of the device-plugin node, if
+// there is one besides node, after node's kubelet restarted: every kubelet
+// on one host listens on the same hard-coded device plugin socket and the
+// device plugin registers with the one started last.
+func giveBackDevicePlugin(ctx context.Context, node string, pluginNodes []string) {
+	GinkgoHelper()
+	if len(pluginNodes) == 0 || slices.Contains(pluginNodes, node) {
+		return
+	}
+	restartKubelet(ctx, pluginNodes[0])
+	Eventually(ctx, func() ([]string, error) {
+		return devicePluginNodes(ctx), nil
+	}).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
 }
 
 // restartDriver restarts the example driver of the node: the host process
