@@ -204,4 +204,3 @@ func nodeSliceUIDs(ctx context.Context, node string) []string {
 	}
 	return uids
 }
-
