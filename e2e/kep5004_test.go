@@ -38,10 +38,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	)
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
 	BeforeEach(func(ctx context.Context) {
-		requireGate("DRAExtendedResource")
-		draNode = driverSlices(ctx)[0].Spec.NodeName
-		ns = newNamespace(ctx)
-		claims = recordClaims(ctx, ns)
+		ns, draNode, claims = setUpExtendedSpec(ctx)
 	})
 
 	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
@@ -435,6 +432,18 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		PIt(c + " [not written yet]")
 	}
 })
+
+// setUpExtendedSpec is where every spec of extended resources served by DRA
+// starts (a BeforeEach): it needs the gate, and returns its own namespace,
+// the node whose driver serves GPUs through DRA, and a recorder of the
+// namespace's claims.
+func setUpExtendedSpec(ctx context.Context) (ns, draNode string, claims *claimRecorder) {
+	GinkgoHelper()
+	requireGate("DRAExtendedResource")
+	draNode = driverSlices(ctx)[0].Spec.NodeName
+	ns = newNamespace(ctx)
+	return ns, draNode, recordClaims(ctx, ns)
+}
 
 // expectMappedGPUs waits for every container of the running pod to print its
 // GPUs and checks that each sees exactly the devices of the claim's requests

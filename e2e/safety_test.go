@@ -33,10 +33,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 	)
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
 	BeforeEach(func(ctx context.Context) {
-		requireGate("DRAExtendedResource")
-		draNode = driverSlices(ctx)[0].Spec.NodeName
-		ns = newNamespace(ctx)
-		claims = recordClaims(ctx, ns)
+		ns, draNode, claims = setUpExtendedSpec(ctx)
 	})
 
 	It("a pods/status writer cannot point a running pod at another pod's claim", func(ctx context.Context) {

@@ -28,8 +28,6 @@ import (
 
 	"github.com/draext/draext/internal/gpudriver/cdi"
 	"github.com/draext/draext/internal/gpudriver/gpu"
-	"github.com/draext/draext/internal/gpudriver/state"
-	"github.com/draext/draext/internal/gpudriver/testutil"
 )
 
 func allocatedClaim(uid, name string, results ...resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
@@ -113,19 +111,6 @@ func TestDriver(t *testing.T) {
 	ctx := klog.NewContext(context.Background(), logger)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dir := testutil.SocketDir(t, "drv")
-	pluginDir, registrarDir := filepath.Join(dir, "plugin"), filepath.Join(dir, "registry")
-	for _, d := range []string{pluginDir, registrarDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	devices := mockDevices(t, "dgxa100", "node-a")
-	writer := &cdi.Writer{Root: filepath.Join(dir, "cdi"), DevRoot: dir}
-	st, err := state.New(ctx, devices, writer, filepath.Join(dir, "checkpoint.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	claim := allocatedClaim("uid-1", "claim-1",
 		result("gpu", DefaultDriverName, "node-a", "gpu-2"),
 		result("gpu", DefaultDriverName, "node-a", "gpu-4"))
@@ -133,13 +118,8 @@ func TestDriver(t *testing.T) {
 	client := fake.NewClientset(claim, bad, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "node-a-uid"}})
 	generateNames(client)
 
-	drv, err := Start(ctx, Config{
-		DriverName: DefaultDriverName, NodeName: "node-a", Client: client,
-		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: registrarDir,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	td := startTestDriver(ctx, t, client, "drv")
+	drv, devices, pluginDir, registrarDir, writer := td.Driver, td.devices, td.pluginDir, td.registrarDir, td.writer
 	defer drv.Stop()
 
 	waitForSliceDevices(ctx, t, client, 8)

@@ -100,7 +100,8 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			client := fake.NewClientset(objects...)
 			generateNames(client)
 			deleteCollections(client)
-			drv, devices := startTestDriver(ctx, t, client)
+			td := startTestDriver(ctx, t, client, "pub")
+			drv, devices := td.Driver, td.devices
 			defer drv.Stop()
 
 			waitForOurSlice(ctx, t, client, len(devices), 30*time.Second)
@@ -121,9 +122,20 @@ func TestRepublishDeletedSlice(t *testing.T) {
 	}
 }
 
-func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset) (*Driver, []gpu.Device) {
+// testDriver is a driver started by startTestDriver with mock GPUs of
+// node-a, and the socket directories it listens in.
+type testDriver struct {
+	*Driver
+	devices                 []gpu.Device
+	pluginDir, registrarDir string
+	writer                  *cdi.Writer
+}
+
+// startTestDriver starts the driver on node-a with 8 mock A100s, its
+// sockets and state in a fresh directory named after prefix.
+func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset, prefix string) testDriver {
 	t.Helper()
-	dir := testutil.SocketDir(t, "pub")
+	dir := testutil.SocketDir(t, prefix)
 	pluginDir, registrarDir := filepath.Join(dir, "plugin"), filepath.Join(dir, "registry")
 	for _, d := range []string{pluginDir, registrarDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -143,7 +155,7 @@ func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return drv, devices
+	return testDriver{Driver: drv, devices: devices, pluginDir: pluginDir, registrarDir: registrarDir, writer: writer}
 }
 
 // deleteCollections makes the fake clientset delete ResourceSlices by
