@@ -2,7 +2,8 @@
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
 # Runs the Ginkgo e2e suite (e2e/) against KUBECONFIG, by default the local
-# cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI).
+# cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI); it is split
+# on spaces, so write a space in a focus regex as . (E2E_ARGS=-ginkgo.focus=kubelet.restart).
 # E2E_REQUIRE=cap,... names what the cluster must have (e2e/require_test.go):
 # a spec that needs it fails instead of skipping; make test sets it, and it
 # defaults to what make kind-up deploys against the kind cluster.
