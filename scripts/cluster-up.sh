@@ -28,7 +28,7 @@ host) ;;
 daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/local uses node 1's kubelet directories" ;;
 *) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
 esac
-FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true}
+FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true,DRADeviceTaints=true}
 KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-KubeletPodResourcesDynamicResources=true}
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
 # The drivers' health services listen on 127.0.0.1:<base + node>. The base is
@@ -193,7 +193,7 @@ start kube-apiserver "$KBIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379
 	--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
 	--requestheader-extra-headers-prefix=X-Remote-Extra- \
 	--proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
-	--feature-gates="$FEATURE_GATES" --runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true
+	--feature-gates="$FEATURE_GATES" --runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true
 wait_for "kube-apiserver /readyz" 120 curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" https://127.0.0.1:6443/readyz
 phase "kube-apiserver ready"
 
