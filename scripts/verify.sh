@@ -13,6 +13,7 @@
 #                  ($GOLANGCI_LINT_VERSION, built into _output/tools once)
 #   logcheck       contextual and structured logging in the example driver
 #                  (sigs.k8s.io/logtools $LOGCHECK_VERSION)
+#   patches table  docs/patches.md has the table the series gives
 #   patches-verify metadata, checksums, replay and byte-identical re-export
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -71,6 +72,10 @@ log "[verify] logcheck"
 logcheck=$(go_tool logcheck sigs.k8s.io/logtools/logcheck "$LOGCHECK_VERSION")
 GOWORK=off "$logcheck" -check-contextual -check-structured ./cmd/draext-gpu/... ./internal/gpudriver/... ||
 	die "logcheck: the example driver must log contextually (klog.FromContext, logger.Info with key/value pairs)"
+
+log "[verify] patches table"
+series_tool table-check "$PATCH_DIR" "$DRAEXT_ROOT/docs/patches.md" ||
+	die "docs/patches.md does not match the series" "run make patches-export, which writes the table"
 
 log "[verify] patches-verify"
 "$DRAEXT_ROOT/scripts/patches-verify.sh"

@@ -30,6 +30,9 @@ commands:
                        that guard the shared mechanisms they touch; "# why" lines say which,
                        "race PKG" lines name packages whose *Concurrent* tests run with -race
   fix-exec-bits DIR    make files that start with "#!" executable
+  table DIR DOC        write the table of the series' patches (subjects and trailers) into the
+                       Markdown document DOC, between its BEGIN and END markers
+  table-check DIR DOC  fail when the table in DOC is not the one the series gives
 `
 
 func main() {
@@ -131,6 +134,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "made %d script(s) executable\n", n)
 		return nil
+	case "table", "table-check":
+		if err := need(2); err != nil {
+			return err
+		}
+		return table(args[0], args[1], cmd == "table-check")
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -176,4 +184,28 @@ func readLines(r io.Reader) ([]string, error) {
 		}
 	}
 	return lines, sc.Err()
+}
+
+// table writes the series' table into the document, or with check only
+// compares.
+func table(dir, doc string, check bool) error {
+	s, err := series.Load(dir)
+	if err != nil {
+		return fmt.Errorf("series %s is not valid:\n%s", dir, indent(err.Error()))
+	}
+	old, err := os.ReadFile(doc)
+	if err != nil {
+		return err
+	}
+	updated, err := series.ReplaceTable(string(old), s.Table())
+	if err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	if updated == string(old) {
+		return nil
+	}
+	if check {
+		return fmt.Errorf("%s: the table of patches differs from the series %s: run make patches-export (or draext-series table %s %s)", doc, dir, dir, doc)
+	}
+	return os.WriteFile(doc, []byte(updated), 0o644)
 }
