@@ -17,7 +17,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -127,14 +126,6 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 			return names, err
 		}).WithTimeout(time.Minute).Should(HaveLen(2), "both template claims in the pod status")
 
-		// The controller reads claims through a mutation cache that
-		// returns a claim it created, also once deleted, until a read
-		// finds the informer's copy: a pod update makes it read, after
-		// its informer has the claims.
-		time.Sleep(time.Second)
-		_, err = cluster.client.CoreV1().Pods(ns).Patch(ctx, pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"draext.dev/touched":"true"}}}`), metav1.PatchOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		time.Sleep(time.Second)
 		Expect(cluster.client.ResourceV1beta1().ResourceClaims(ns).Delete(ctx, before["first"], metav1.DeleteOptions{})).To(Succeed())
 		var version string
 		Eventually(ctx, func() (string, error) {
