@@ -14,7 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
-	"github.com/draext/draext/internal/gpudriver/driver"
+	"github.com/draext/draext/internal/gpudriver/draplugin"
 )
 
 // flagEnvPrefix starts the environment variable behind each flag (see
@@ -49,7 +49,7 @@ func newFlagSet(env map[string]string) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.devRoot, "dev-root", "/", "root under which /dev/nvidia* device nodes are looked up")
 	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/draext-gpu", "directory for the checkpoint of prepared claims and the lock that keeps the two modes apart")
 	fs.StringVar(&o.cdiRoot, "cdi-root", "/var/run/cdi", "directory for the CDI specs of prepared claims (DRA mode)")
-	fs.StringVar(&o.driverName, "driver-name", driver.DefaultDriverName, "DRA driver name (DRA mode)")
+	fs.StringVar(&o.driverName, "driver-name", draplugin.DefaultDriverName, "DRA driver name (DRA mode)")
 	fs.StringVar(&o.pluginsDir, "kubelet-plugins-dir", kubeletplugin.KubeletPluginsDir, "kubelet plugin directory; the driver's socket goes to <dir>/<driver-name>/dra.sock (DRA mode)")
 	fs.StringVar(&o.registrarDir, "kubelet-registrar-dir", kubeletplugin.KubeletRegistryDir, "kubelet plugin registration directory (DRA mode)")
 	fs.StringVar(&o.devicePluginDir, "device-plugin-dir", "/var/lib/kubelet/device-plugins", "kubelet device plugin directory (device-plugin mode)")

@@ -26,7 +26,7 @@ import (
 
 	"github.com/draext/draext/internal/gpudriver/cdi"
 	"github.com/draext/draext/internal/gpudriver/deviceplugin"
-	"github.com/draext/draext/internal/gpudriver/driver"
+	"github.com/draext/draext/internal/gpudriver/draplugin"
 	"github.com/draext/draext/internal/gpudriver/gpu"
 	"github.com/draext/draext/internal/gpudriver/nodelock"
 	"github.com/draext/draext/internal/gpudriver/state"
@@ -138,7 +138,7 @@ func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.De
 			return err
 		}
 	}
-	drv, err := driver.Start(ctx, driver.Config{
+	drv, err := draplugin.Start(ctx, draplugin.Config{
 		DriverName: o.driverName, NodeName: o.nodeName, Client: client,
 		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: o.registrarDir,
 	})
@@ -147,7 +147,7 @@ func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.De
 	}
 	defer drv.Stop()
 	if o.healthAddress != "" {
-		hc, err := driver.StartHealthcheck(ctx, o.healthAddress, o.driverName, o.registrarDir, pluginDir)
+		hc, err := draplugin.StartHealthcheck(ctx, o.healthAddress, o.driverName, o.registrarDir, pluginDir)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 func printDiscovery(o options, devices []gpu.Device) error {
 	for _, d := range devices {
 		fmt.Printf("%s index=%d minor=%d uuid=%s product=%q arch=%s cc=%s driver=%s memory=%d\n",
-			driver.DeviceName(d), d.Index, d.Minor, d.UUID, d.ProductName, d.Architecture, d.CUDAComputeCapability, d.DriverVersion, d.MemoryBytes)
+			draplugin.SliceDeviceName(d), d.Index, d.Minor, d.UUID, d.ProductName, d.Architecture, d.CUDAComputeCapability, d.DriverVersion, d.MemoryBytes)
 	}
 	if len(devices) == 0 {
 		return nil

@@ -15,7 +15,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/draext/draext/internal/tooling/modzip"
 	"github.com/draext/draext/internal/tooling/series"
+	"github.com/draext/draext/internal/tooling/testselect"
 )
 
 const usage = `usage: draext-series <command> [args]
@@ -101,7 +103,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range series.Packages(series.OSFS(args[0]), files) {
+		for _, p := range testselect.Packages(testselect.OSFS(args[0]), files) {
 			fmt.Fprintln(stdout, p)
 		}
 		return nil
@@ -113,7 +115,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		pkgs, race, reasons := series.Guards(files)
+		pkgs, race, reasons := testselect.Guards(files)
 		for _, r := range reasons {
 			fmt.Fprintf(stdout, "# %s\n", r)
 		}
@@ -128,7 +130,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err := need(1); err != nil {
 			return err
 		}
-		n, err := series.RestoreExecBits(args[0])
+		n, err := modzip.RestoreExecBits(args[0])
 		if err != nil {
 			return err
 		}

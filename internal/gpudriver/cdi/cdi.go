@@ -82,8 +82,11 @@ func specName(claimUID string) string {
 
 var invalidNameChars = regexp.MustCompile(`[^A-Za-z0-9_.:-]`)
 
-// DeviceName returns the CDI device name for a request of a claim.
-func DeviceName(claimUID, request string) string {
+// SpecDeviceName returns the CDI device name for a request of a claim: the
+// name of the device in the claim's spec, unqualified (Write and Spec return
+// the fully qualified ID, Vendor/Class=name). It is not the name of a GPU in
+// the ResourceSlice.
+func SpecDeviceName(claimUID, request string) string {
 	return claimUID + "-" + invalidNameChars.ReplaceAllString(request, "_")
 }
 
@@ -158,7 +161,7 @@ func (w *Writer) Spec(claimUID string, requests map[string][]gpu.Device) (*cdisp
 			return nil, nil, fmt.Errorf("claim %s: request %q has no devices", claimUID, request)
 		}
 		sort.Slice(devices, func(i, j int) bool { return devices[i].Index < devices[j].Index })
-		name := DeviceName(claimUID, request)
+		name := SpecDeviceName(claimUID, request)
 		if err := parser.ValidateDeviceName(name); err != nil {
 			return nil, nil, fmt.Errorf("claim %s, request %q: %w", claimUID, request, err)
 		}

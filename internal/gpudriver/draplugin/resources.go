@@ -1,12 +1,12 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package driver is the DRA side of the example NVIDIA GPU driver: it
+// Package draplugin is the DRA side of the example NVIDIA GPU driver: it
 // publishes the node's GPUs in ResourceSlices (through the resourceslice
 // controller of k8s.io/dynamic-resource-allocation, started again when the
 // slices are deleted) and prepares the ResourceClaims that the scheduler
 // allocated from them, through its kubeletplugin helper.
-package driver
+package draplugin
 
 import (
 	"fmt"
@@ -26,9 +26,11 @@ import (
 // production driver name (gpu.nvidia.com), so both can run in one cluster.
 const DefaultDriverName = "gpu.draext.dev"
 
-// DeviceName is the name of a GPU in the ResourceSlice: stable across
-// restarts because it is derived from the NVML index.
-func DeviceName(d gpu.Device) string {
+// SliceDeviceName is the name of a GPU as a device of the ResourceSlice (the
+// device name that allocations and PodResources report): stable across
+// restarts because it is derived from the NVML index. It is not the name of
+// the GPU's CDI device; see cdi.SpecDeviceName.
+func SliceDeviceName(d gpu.Device) string {
 	return "gpu-" + strconv.Itoa(d.Index)
 }
 
@@ -61,7 +63,7 @@ func apiDevice(d gpu.Device) resourceapi.Device {
 		attrs["cudaComputeCapability"] = resourceapi.DeviceAttribute{VersionValue: ptr.To(v)}
 	}
 	return resourceapi.Device{
-		Name: DeviceName(d),
+		Name: SliceDeviceName(d),
 		Basic: &resourceapi.BasicDevice{
 			Attributes: attrs,
 			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{

@@ -1,7 +1,7 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package driver
+package draplugin
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestAllocatedGPUs(t *testing.T) {
 	devices := mockDevices(t, "dgxa100", "node-a")
 	byName := map[string]gpu.Device{}
 	for _, d := range devices {
-		byName[DeviceName(d)] = d
+		byName[SliceDeviceName(d)] = d
 	}
 	testCases := map[string]struct {
 		claim        *resourceapi.ResourceClaim
@@ -157,7 +157,7 @@ func TestDriver(t *testing.T) {
 	if good.Error != "" || len(good.Devices) != 2 {
 		t.Fatalf("claim-1: %+v", good)
 	}
-	wantID := cdi.Vendor + "/" + cdi.Class + "=" + cdi.DeviceName("uid-1", "gpu")
+	wantID := cdi.Vendor + "/" + cdi.Class + "=" + cdi.SpecDeviceName("uid-1", "gpu")
 	for i, d := range good.Devices {
 		if d.PoolName != "node-a" || d.DeviceName != []string{"gpu-2", "gpu-4"}[i] ||
 			len(d.CDIDeviceIDs) != 1 || d.CDIDeviceIDs[0] != wantID || strings.Join(d.RequestNames, ",") != "gpu" {

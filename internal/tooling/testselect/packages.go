@@ -1,7 +1,7 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package series
+package testselect
 
 import (
 	"os"

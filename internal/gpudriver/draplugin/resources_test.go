@@ -1,7 +1,7 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package driver
+package draplugin
 
 import (
 	"testing"
@@ -70,7 +70,7 @@ func TestResources(t *testing.T) {
 				}
 				var src gpu.Device
 				for _, g := range devices {
-					if DeviceName(g) == d.Name {
+					if SliceDeviceName(g) == d.Name {
 						src = g
 					}
 				}

@@ -1,7 +1,7 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package driver
+package draplugin
 
 import (
 	"context"
@@ -55,7 +55,7 @@ var _ kubeletplugin.DRAPlugin = &Driver{}
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}}
 	for _, dev := range cfg.Devices {
-		d.byName[DeviceName(dev)] = dev
+		d.byName[SliceDeviceName(dev)] = dev
 	}
 	helper, err := kubeletplugin.Start(ctx, d,
 		kubeletplugin.DriverName(cfg.DriverName),
