@@ -1,7 +1,9 @@
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
 # draext: KEP-5004 (DRA extended resources) as a patch series on Kubernetes.
-# Every target delegates to a script under scripts/; `make help` lists them.
+# A thin Makefile: every target delegates to one script under scripts/ (by job:
+# series/, build/, cluster/, kind/, test/; knobs in scripts/lib/config.sh).
+# `make help` lists the targets by section.
 
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
@@ -23,108 +25,136 @@ export DRIVER
 export ONLINE
 export KIND_CONFIG
 export KEEP_DOCKER
+export ARGS
 export NODE_IMAGE
 
-.PHONY: help fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify etcd build check-gates driver-image staging staging-sums cluster-deps up down demo start-latency quota-burst perf e2e docker-up docker-down kind-base node-image kind-up kind-down unit verify test clean-upstream clean
+.PHONY: help test unit verify e2e perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
-help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+################################################################################
+# =================================== Help ====================================
+##@ Help
 
-fetch: ## Get pristine upstream source into _output/kubernetes (module proxy; KUBE_SRC= or KUBE_GIT_REMOTE= for git)
-	@bash scripts/fetch-upstream.sh
+help: ## List the targets by section
+	@awk 'BEGIN {FS = ":.*## "} /^##@ / {printf "\n%s\n", substr($$0, 5)} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-patches-apply: ## Apply the series with git am -3 onto branch draext of _output/kubernetes
-	@bash scripts/patches-apply.sh
-
-patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normalised
-	@bash scripts/patches-export.sh
-
-patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
-	@bash scripts/patches-verify.sh
-
-patches-bisect: ## Apply the series patch by patch and type-check what it changed after each
-	@bash scripts/patches-bisect.sh
-
-generate: ## Regenerate upstream's generated code in _output/kubernetes with its own generators (SPEC=0: no openapi-spec)
-	@bash scripts/generate.sh
-
-generate-check-base: ## Prove the generator setup: regenerating the pristine base must give zero diff
-	@bash scripts/generate-verify.sh base
-
-generate-verify: ## Prove the generated patches are current: regenerating draext must give zero diff
-	@bash scripts/generate-verify.sh draext
-
-etcd: ## Build etcd 3.5.24 from the Go module proxy into _output/tools/etcd
-	@bash scripts/install-etcd.sh
-
-build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
-	@bash scripts/build.sh
-
-check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
-	@bash scripts/check-gates.sh
-
-driver-image: ## Build the example driver image as an OCI archive (DOCKER=1: docker build)
-	@bash scripts/driver-image.sh
-
-cluster-deps: ## Install/build what the local cluster needs besides Kubernetes (containerd, CNI, crictl, images)
-	@bash scripts/cluster-deps.sh
-
-up: ## Start the local cluster with the example driver (NODES=2: the last node runs the device plugin)
-	@bash scripts/cluster-up.sh
-
-down: ## Stop the local cluster (PURGE=1 also wipes its state)
-	@bash scripts/cluster-down.sh
-
-demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidia.com/gpu
-	@bash scripts/demo.sh
-
-start-latency: ## On a running cluster: apply-to-Ready of the nvidia.com/gpu pod next to the claim-template pod (RUNS=10, medians)
-	@bash scripts/start-latency.sh
-
-quota-burst: ## On a running cluster: PODS=50 short nvidia.com/gpu pods one after another under a quota of the cluster's GPUs; checks no claim is left and 0 used
-	@bash scripts/quota-burst.sh
-
-perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
-	@bash scripts/perf.sh
-
-e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
-	@bash scripts/e2e.sh
-
-staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into a file module proxy (_output/staging)
-	@bash scripts/staging.sh
-
-staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
-	@bash scripts/staging.sh --sums
-
-docker-up: ## Start draext's own Docker engine for the kind targets (Debian docker.io, private socket, no pulls)
-	@bash scripts/docker-engine.sh up
-
-docker-down: ## Stop the Docker engine that docker-up started
-	@bash scripts/docker-engine.sh down
-
-kind-base: ## Build the offline kind base image localhost/draext/kind-base:bookworm (debootstrap; needs docker-up)
-	@bash scripts/kind-base.sh
-
-node-image: ## Build the kind node image localhost/draext/kind-node:<version> (offline; ONLINE=1: kindest/base and fetched images)
-	@bash scripts/node-image.sh
-
-kind-up: ## Create kind cluster "draext" from the node image, with the example driver (KIND_CONFIG=, ONLINE=1)
-	@bash scripts/kind-cluster.sh up
-
-kind-down: ## Delete the kind cluster and clean up what kind and Docker left (KEEP_DOCKER=1 keeps the engine)
-	@bash scripts/kind-cluster.sh down
-
-unit: ## Unit tests of draext's own code (go vet, go test, scripts/lib_test.sh): no root, no cluster, minutes
-	@bash scripts/unit.sh
-
-verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, logcheck, patches-verify
-	@bash scripts/verify.sh
+################################################################################
+# ================================= Testing ===================================
+##@ Testing
 
 test: ## Run all tests: make unit, make verify, gofmt/vet and in-tree tests of changed packages, local cluster + e2e
-	@bash scripts/test.sh
+	@bash scripts/test/test.sh
+
+unit: ## Unit tests of draext's own code (go vet, go test, scripts/lib/lib_test.sh): no root, no cluster, minutes
+	@bash scripts/test/unit.sh
+
+verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, logcheck, patches-verify
+	@bash scripts/test/verify.sh
+
+e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
+	@bash scripts/test/e2e.sh
+
+perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
+	@bash scripts/test/perf.sh
+
+################################################################################
+# ================================ The series =================================
+##@ The series
+
+fetch: ## Get pristine upstream source into _output/kubernetes (module proxy; KUBE_SRC= or KUBE_GIT_REMOTE= for git)
+	@bash scripts/series/fetch-upstream.sh
+
+patches-apply: ## Apply the series with git am -3 onto branch draext of _output/kubernetes
+	@bash scripts/series/patches-apply.sh
+
+patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normalised
+	@bash scripts/series/patches-export.sh
+
+patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
+	@bash scripts/series/patches-verify.sh
+
+patches-bisect: ## Apply the series patch by patch and type-check what it changed after each
+	@bash scripts/series/patches-bisect.sh
+
+generate: ## Regenerate upstream's generated code in _output/kubernetes with its own generators (SPEC=0: no openapi-spec)
+	@bash scripts/series/generate.sh
+
+generate-check-base: ## Prove the generator setup: regenerating the pristine base must give zero diff
+	@bash scripts/series/generate-verify.sh base
+
+generate-verify: ## Prove the generated patches are current: regenerating draext must give zero diff
+	@bash scripts/series/generate-verify.sh draext
+
+################################################################################
+# ================================= Building ==================================
+##@ Building
+
+build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
+	@bash scripts/build/build.sh
+
+check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
+	@bash scripts/build/check-gates.sh
+
+etcd: ## Build etcd 3.5.24 from the Go module proxy into _output/tools/etcd
+	@bash scripts/build/install-etcd.sh
+
+driver-image: ## Build the example driver image as an OCI archive (DOCKER=1: docker build)
+	@bash scripts/build/driver-image.sh
+
+staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into a file module proxy (_output/staging)
+	@bash scripts/build/staging.sh
+
+staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
+	@bash scripts/build/staging.sh --sums
 
 clean-upstream: ## Remove _output/kubernetes after checking it holds no unexported work
-	@bash scripts/clean.sh upstream
+	@bash scripts/build/clean.sh upstream
 
 clean: ## Remove _output (binaries, trees, tools) after the same check
-	@bash scripts/clean.sh all
+	@bash scripts/build/clean.sh all
+
+################################################################################
+# ============================ The local cluster ==============================
+##@ The local cluster
+
+cluster-deps: ## Install/build what the local cluster needs besides Kubernetes (containerd, CNI, crictl, images)
+	@bash scripts/cluster/deps.sh
+
+up: ## Start the local cluster with the example driver (NODES=2: the last node runs the device plugin)
+	@bash scripts/cluster/up.sh
+
+down: ## Stop the local cluster (PURGE=1 also wipes its state)
+	@bash scripts/cluster/down.sh
+
+ctl: ## Control one component of the local cluster: make ctl ARGS="restart kubelet1" (list, find, args, start, stop, signal, restart, wait)
+	@bash scripts/cluster/ctl.sh $(ARGS)
+
+demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidia.com/gpu
+	@bash scripts/cluster/demo.sh
+
+start-latency: ## On a running cluster: apply-to-Ready of the nvidia.com/gpu pod next to the claim-template pod (RUNS=10, medians)
+	@bash scripts/cluster/start-latency.sh
+
+quota-burst: ## On a running cluster: PODS=50 short nvidia.com/gpu pods one after another under a quota of the cluster's GPUs; checks no claim is left and 0 used
+	@bash scripts/cluster/quota-burst.sh
+
+################################################################################
+# =================================== kind ====================================
+##@ kind
+
+docker-up: ## Start draext's own Docker engine for the kind targets (Debian docker.io, private socket, no pulls)
+	@bash scripts/kind/docker-engine.sh up
+
+docker-down: ## Stop the Docker engine that docker-up started
+	@bash scripts/kind/docker-engine.sh down
+
+kind-base: ## Build the offline kind base image localhost/draext/kind-base:bookworm (debootstrap; needs docker-up)
+	@bash scripts/kind/base-image.sh
+
+node-image: ## Build the kind node image localhost/draext/kind-node:<version> (offline; ONLINE=1: kindest/base and fetched images)
+	@bash scripts/kind/node-image.sh
+
+kind-up: ## Create kind cluster "draext" from the node image, with the example driver (KIND_CONFIG=, ONLINE=1)
+	@bash scripts/kind/cluster.sh up
+
+kind-down: ## Delete the kind cluster and clean up what kind and Docker left (KEEP_DOCKER=1 keeps the engine)
+	@bash scripts/kind/cluster.sh down

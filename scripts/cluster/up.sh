@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# make up: a local Kubernetes cluster of the patched binaries on this host,
+# without Docker, on 127.0.0.x, in four phases (scripts/cluster/phases/):
+#   pki            the CA, certificates and kubeconfigs
+#   control-plane  etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+#   nodes          per node a containerd (CDI on) and a kubelet (templates/)
+#   driver         the example GPU driver with mock GPUs: DRA on node 1 (and
+#                  every node but the last), the classic device plugin
+#                  (nvidia.com/gpu) on the last node when NODES >= 2
+# Its knobs (NODES, DRIVER, FEATURE_GATES, KUBELET_FEATURE_GATES, KBIN,
+# MOCK_PROFILE, ...) are declared in scripts/lib/config.sh. A second run on a
+# running cluster does nothing; a component that died is reported with its
+# log and started again. Every process is kept by scripts/lib/proc.sh:
+# scripts/cluster/ctl.sh lists, stops, signals and restarts them by name.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+for f in pki control-plane nodes driver; do
+	# shellcheck source=/dev/null # one phase each
+	source "$DRAEXT_ROOT/scripts/cluster/phases/$f.sh"
+done
+
+[[ $NODES =~ ^[1-9]$ ]] || die "NODES=$NODES: use 1 to 9"
+case $DRIVER in
+host) ;;
+daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/local uses node 1's kubelet directories" ;;
+*) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
+esac
+KBIN=${KBIN:-$BIN_DIR}
+BIN_DIR=$KBIN
+[[ $(id -u) == 0 ]] || die "the local cluster needs root (containerd, kubelet, cgroups, mounts)"
+
+T0=$(date +%s.%N)
+phase() { printf '==> [%5.1fs] %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN{print a-b}')" "$*" >&2; }
+
+if [[ -f $PIDS/nodes && $(cat "$PIDS/nodes") != "$NODES" ]] && proc_alive etcd; then
+	die "a cluster with $(cat "$PIDS/nodes") node(s) is running" "run make down first, or NODES=$(cat "$PIDS/nodes")"
+fi
+
+# Binaries: (re)build what is missing or stale (incremental: under a second
+# per binary when nothing changed). Binaries from KBIN= are used as they are.
+if [[ $KBIN == "$OUTPUT_DIR/bin" ]]; then
+	WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
+else
+	for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
+		[[ -x $KBIN/$b ]] || die "missing in KBIN=$KBIN: $b"
+	done
+fi
+bash "$DRAEXT_ROOT/scripts/cluster/deps.sh"
+mkdir -p "$LOGS" "$PIDS" "$STATE_DIR" "$RUN_DIR"
+echo "$NODES" >"$PIDS/nodes"
+echo "$DRIVER" >"$PIDS/driver"
+# The kubelet creates the (hard-coded) device-plugin directory under
+# /var/lib/kubelet; remember whether that was us, for make down PURGE=1.
+[[ -e /var/lib/kubelet || -f $PIDS/created-var-lib-kubelet ]] || touch "$PIDS/created-var-lib-kubelet"
+
+# launch NAME [--ready CHECK...] -- PROGRAM ARG...: record NAME's command line
+# and readiness check, and start it unless it runs (scripts/lib/proc.sh).
+launch() {
+	local name=$1
+	shift
+	proc_define "$name" "$@"
+	if proc_alive "$name"; then
+		info "$name is running (pid $(proc_pid "$name"))"
+		return 0
+	fi
+	proc_start "$name"
+	STARTED+=("$name")
+}
+STARTED=()
+
+# wait_for WHAT SECONDS COMMAND...: poll until COMMAND succeeds; a component
+# started by this run that dies meanwhile stops the wait with its log.
+wait_for() {
+	local what=$1 timeout=$2
+	shift 2
+	local deadline=$(($(now_s) + timeout)) n
+	until "$@" >/dev/null 2>&1; do
+		for n in "${STARTED[@]}"; do
+			proc_alive "$n" || { proc_log_tail "$n" 30; die "$n exited while waiting for $what (log: ${LOGS#"$DRAEXT_ROOT"/}/$n.log)"; }
+		done
+		(($(now_s) < deadline)) || die "timed out after ${timeout}s waiting for $what"
+		sleep 0.2
+	done
+}
+
+phase_pki
+phase_control_plane
+phase_nodes
+phase_driver
+
+phase "cluster up: $NODES node(s), feature gates $FEATURE_GATES, kubelets also $KUBELET_FEATURE_GATES"
+cat >&2 <<EOF
+    export KUBECONFIG=${KUBECONFIG_FILE}
+    kubectl get nodes; kubectl get resourceslices; make demo; make e2e; make down
+    scripts/cluster/ctl.sh list    # the cluster's processes; restart, stop or signal one by name
+    logs: ${LOGS#"$DRAEXT_ROOT"/}/
+EOF

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# kind-cluster.sh up|down: a kind cluster of the node image (make node-image)
+# with the example driver.
+#
+# up: creates cluster "draext" from kind-configs/ (KIND_CONFIG=; offline
+# single-node by default, ONLINE=1 for the variants with kind's default CNI),
+# loads the driver image, applies overlays/mock and waits until its
+# ResourceSlices appear. The kubeconfig is _output/kind/kubeconfig; then
+# KUBECONFIG=_output/kind/kubeconfig make e2e runs the same suite.
+# down: deletes the cluster and its Docker network, removes what kind left in
+# /tmp, and stops the Docker engine if make docker-up started it.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/images.sh"
+
+KDIR=$OUTPUT_DIR/kind
+KIND=$KDIR/bin/kind
+NAME=draext
+KCFG=$KDIR/kubeconfig
+NODE_IMAGE=${NODE_IMAGE:-$(default_node_image)}
+
+case ${1:-} in
+up)
+	start=$(now_s)
+	[[ $ONLINE == 1 ]] || bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" up
+	eval "$(bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
+	docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 || bash "$DRAEXT_ROOT/scripts/kind/node-image.sh"
+	mode=offline
+	[[ $ONLINE == 1 ]] && mode=online
+	config=${KIND_CONFIG:-$DRAEXT_ROOT/kind-configs/single-node-$mode.yaml}
+	sed "s|__DRAEXT_ROOT__|$DRAEXT_ROOT|g" "$config" >"$KDIR/config.yaml"
+	if "$KIND" get clusters 2>/dev/null | grep -qx "$NAME"; then
+		info "kind cluster $NAME exists"
+	else
+		log "kind create cluster ($NODE_IMAGE, $(basename "$config"))"
+		# kind mounts the host's /lib/modules; Docker creates it when missing.
+		[[ -e /lib/modules ]] || touch "$KDIR/created-lib-modules"
+		"$KIND" create cluster --name "$NAME" --image "$NODE_IMAGE" --config "$KDIR/config.yaml" \
+			--kubeconfig "$KCFG" --wait 3m || die "kind create cluster failed"
+	fi
+	kc() { "$BIN_DIR/kubectl" --kubeconfig "$KCFG" "$@"; }
+	bash "$DRAEXT_ROOT/scripts/build/driver-image.sh"
+	# The driver, and the small shell image the e2e suite and the demo use.
+	[[ -f $OUTPUT_DIR/cluster/images/busybox.tar ]] || bash "$DRAEXT_ROOT/scripts/cluster/deps.sh"
+	for img in draext-gpu busybox; do
+		"$KIND" load image-archive "$OUTPUT_DIR/cluster/images/$img.tar" --name "$NAME" ||
+			die "kind load image-archive of $img.tar failed"
+	done
+	kc apply -k "$DRAEXT_ROOT/overlays/mock" >/dev/null || die "applying overlays/mock failed"
+	log "waiting for the driver's ResourceSlices"
+	# A failed API call (the apiserver restarting, a timeout) is retried until
+	# the deadline; only then is it the reason reported.
+	wait_s=180
+	deadline=$(($(now_s) + wait_s))
+	nodes=0 slices=0 api_error=
+	while :; do
+		# Nodes the DaemonSet runs on (not the tainted control plane of a multi-node cluster).
+		if ! out=$(kc -n draext-gpu get daemonset draext-gpu -o jsonpath='{.status.desiredNumberScheduled}' 2>&1); then
+			api_error=$out
+		elif nodes=${out:-0} && ! out=$(kc get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{.spec.nodeName}{"\n"}{end}' 2>&1); then
+			api_error=$out
+		else
+			api_error=
+			slices=$(sort -u <<<"$out" | grep -c . || true)
+			((slices >= nodes && nodes > 0)) && break
+		fi
+		(($(now_s) < deadline)) || break
+		sleep 2
+	done
+	if ! ((slices >= nodes && nodes > 0)); then
+		kc -n draext-gpu get pods -o wide >&2 || true
+		kc -n draext-gpu logs ds/draext-gpu --tail=20 >&2 || true
+		[[ -z $api_error ]] || die "the API server did not answer while waiting for the driver's ResourceSlices: $(tail -n 1 <<<"$api_error")"
+		die "the driver published slices for $slices of $nodes node(s) within ${wait_s}s"
+	fi
+	kc get nodes -o wide >&2 || true
+	log "kind cluster $NAME ready ($(($(now_s) - start))s): export KUBECONFIG=$KCFG; make e2e; make kind-down"
+	;;
+down)
+	eval "$(bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" env | sed 's/^/export DOCKER_HOST=/')"
+	if [[ -x $KIND ]] && docker info >/dev/null 2>&1; then
+		"$KIND" delete cluster --name "$NAME" --kubeconfig "$KCFG" 2>&1 | grep -v '^$' || true
+		docker network rm kind >/dev/null 2>&1 || true
+	fi
+	rm -rf /tmp/k8s-tar-extract-* "$KCFG"
+	if [[ -f $KDIR/created-lib-modules ]]; then
+		rmdir /lib/modules 2>/dev/null || true
+		rm -f "$KDIR/created-lib-modules"
+	fi
+	[[ $KEEP_DOCKER == 1 ]] || bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" down
+	log "kind cluster $NAME removed"
+	;;
+*) die "usage: kind-cluster.sh up|down" ;;
+esac

@@ -1,0 +1,81 @@
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# Where the local cluster keeps its pieces (scripts/cluster/): paths, nodes,
+# cgroups, kubectl. Its processes are kept by proc.sh in PIDS. Source it; do
+# not run it.
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
+source "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
+
+CLUSTER_DIR=$OUTPUT_DIR/cluster # binaries, images, pki, logs, pids, kubeconfig
+CBIN=$CLUSTER_DIR/bin
+PKI=$CLUSTER_DIR/pki
+LOGS=$CLUSTER_DIR/logs
+PIDS=$CLUSTER_DIR/run
+KUBECONFIG_FILE=$CLUSTER_DIR/kubeconfig
+PROC_DIR=$PIDS
+PROC_LOG_DIR=$LOGS
+# STATE_DIR and RUN_DIR (config.sh) hold what must sit on short, absolute
+# paths (unix sockets, kubelet root dirs, cgroups), outside the checkout.
+# The device-plugin socket path is hard-coded in the kubelet.
+DEVICE_PLUGIN_DIR=/var/lib/kubelet/device-plugins
+
+node_ip() { echo "127.0.0.$1"; }
+node_dir() { echo "$STATE_DIR/node$1"; }
+node_run() { echo "$RUN_DIR/node$1"; }
+node_cgroup() { echo "/draext-node$1"; }
+# node_mode I: how node I gets its GPUs. With two or more nodes the last one
+# (started last, so it owns the shared device-plugin socket) runs the device
+# plugin, the others the DRA driver.
+node_mode() {
+	local nodes
+	nodes=$(cat "$PIDS/nodes" 2>/dev/null || echo "$NODES")
+	if ((nodes >= 2 && $1 == nodes)); then echo device-plugin; else echo dra; fi
+}
+
+cgroup_controllers() {
+	local c
+	for c in /sys/fs/cgroup/*; do
+		[[ -d $c && $(basename "$c") != unified && -e $c/cgroup.procs ]] && echo "$c"
+	done
+}
+
+# cgroup_hierarchies: every mounted hierarchy, cgroup v2's unified one
+# included (the kubelet creates its cgroup root there too).
+cgroup_hierarchies() {
+	local c
+	for c in /sys/fs/cgroup/*; do
+		[[ -d $c && -e $c/cgroup.procs ]] && echo "$c"
+	done
+}
+
+kubectl_() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
+
+# render_template TEMPLATE OUT NAME=VALUE...: OUT is TEMPLATE (under
+# scripts/cluster/templates) with each ${NAME} replaced by its VALUE. A
+# placeholder without a value stops with an ERROR naming it and the template.
+render_template() {
+	local tmpl=$DRAEXT_ROOT/scripts/cluster/templates/$1 out=$2 missing
+	shift 2
+	[[ -f $tmpl ]] || die "no template ${tmpl#"$DRAEXT_ROOT"/}"
+	missing=$(env -i "$@" awk '
+		{
+			line = $0
+			while (match(line, /\$\{[A-Za-z_][A-Za-z0-9_]*\}/)) {
+				name = substr(line, RSTART + 2, RLENGTH - 3)
+				if (!(name in ENVIRON)) { print name; exit }
+				line = substr(line, RSTART + RLENGTH)
+			}
+		}' "$tmpl") || die "reading the template ${tmpl#"$DRAEXT_ROOT"/} failed"
+	[[ -z $missing ]] || die "template ${tmpl#"$DRAEXT_ROOT"/}: no value for \${$missing}"
+	env -i "$@" awk '
+		{
+			out = ""
+			line = $0
+			while (match(line, /\$\{[A-Za-z_][A-Za-z0-9_]*\}/)) {
+				out = out substr(line, 1, RSTART - 1) ENVIRON[substr(line, RSTART + 2, RLENGTH - 3)]
+				line = substr(line, RSTART + RLENGTH)
+			}
+			print out line
+		}' "$tmpl" >"$out.tmp" && mv "$out.tmp" "$out" || die "writing $out from ${tmpl#"$DRAEXT_ROOT"/} failed"
+}

@@ -1,0 +1,58 @@
+# shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# The shell basics of every draext script: strict mode, the repository root,
+# the knobs (config.sh), messages (log, info, warn, die), tool checks, time
+# and signals. Source it; do not run it.
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
+
+set -o errexit -o nounset -o pipefail
+
+DRAEXT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export DRAEXT_ROOT
+# shellcheck source=config.sh
+source "$DRAEXT_ROOT/scripts/lib/config.sh"
+
+# Tools the scripts build (linters, etcd, draext-series); not a knob.
+TOOLS_DIR=$OUTPUT_DIR/tools
+PATCH_BRANCH=draext
+
+# Never let Go fetch another toolchain behind our back, and keep builds
+# independent of a VCS stamp (the trees we build are our own git repos).
+export GOTOOLCHAIN=local
+export LC_ALL=C
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+
+log() { printf '==> %s\n' "$*" >&2; }
+info() { printf '    %s\n' "$*" >&2; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+die() {
+	printf 'ERROR: %s\n' "$1" >&2
+	shift
+	local line
+	for line in "$@"; do printf '       %s\n' "$line" >&2; done
+	exit 1
+}
+
+# need_tool NAME HINT: stop with a clear message when a command is missing.
+need_tool() {
+	command -v "$1" >/dev/null 2>&1 || die "required tool '$1' is not installed" "$2"
+}
+
+need_base_tools() {
+	need_tool git "install it: apt-get update && apt-get install -y git"
+	need_tool go "install Go $GO_MIN_VERSION or newer (https://go.dev/dl) and put it on PATH"
+	need_tool make "install it: apt-get update && apt-get install -y make"
+}
+
+# now_s: seconds since the epoch, for durations.
+now_s() { date +%s; }
+
+# send_signal SIG PID: kill -SIG PID for teardown. A process that has exited
+# meanwhile is not an error (it raced us to the goal); one that is still there
+# and cannot be signalled gets a warning, and teardown goes on.
+send_signal() {
+	kill -s "$1" "$2" 2>/dev/null && return 0
+	[[ -n $2 && -e /proc/$2 ]] || return 0
+	warn "could not send SIG$1 to pid $2"
+}

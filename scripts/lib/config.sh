@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# Every knob of the scripts, declared once with its default and what it does,
+# and every version they pin. common.sh sources this file; set any of these in
+# the environment (or on the make command line: make up NODES=2) to change it.
+# An empty default means "derived", as the comment says.
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
+
+# --- versions -----------------------------------------------------------------
+
+# Go: the oldest release the scripts and our own modules need (the hint of
+# need_base_tools, the go line of the etcd build module in build/install-etcd.sh).
+GO_MIN_VERSION=${GO_MIN_VERSION:-1.24}
+
+# Local cluster (cluster/deps.sh).
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.1.9} # CDI support; Debian's containerd 1.6 has none
+CRICTL_VERSION=${CRICTL_VERSION:-v1.34.0}
+CNI_VERSION=${CNI_VERSION:-v1.6.2} # containernetworking/plugins: bridge, host-local, loopback
+PAUSE_TAG=${PAUSE_TAG:-3.10}       # localhost/draext/pause, built from the tree's build/pause
+BUSYBOX_TAG=${BUSYBOX_TAG:-1.35}   # localhost/draext/busybox, from Debian's busybox-static
+
+# etcd: what Kubernetes v1.33 tests with (build/install-etcd.sh, series/generate.sh).
+ETCD_VERSION=${ETCD_VERSION:-3.5.24}
+
+# Code generation (series/generate.sh): what upstream pins.
+GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.26.0} # golang.org/x/tools/cmd/goimports
+GOGO_PROTOBUF_VERSION=${GOGO_PROTOBUF_VERSION:-v1.3.2}
+# The protoc that upstream's hack/lib/protoc.sh insists on; generate.sh's shim
+# answers its version check with it (Debian's 3.21.12 writes the same bytes).
+PROTOC_VERSION=${PROTOC_VERSION:-23.4}
+
+# kind (kind/base-image.sh, kind/node-image.sh): the release that pairs with 1.33.
+KIND_VERSION=${KIND_VERSION:-v0.29.0}
+LOCAL_PATH_PROVISIONER_VERSION=${LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}
+# The Debian release of the offline kind base image (debootstrap, its tag
+# localhost/draext/kind-base:<suite>) and of kube-proxy's base with ONLINE=1.
+DEBIAN_SUITE=${DEBIAN_SUITE:-bookworm}
+
+# Static checks (test/verify.sh).
+SHELLCHECK_VERSION=${SHELLCHECK_VERSION:-0.9.0}            # Debian bookworm's shellcheck package
+GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.15.0}    # github.com/golangci/golangci-lint/v2, built with our Go
+LOGCHECK_VERSION=${LOGCHECK_VERSION:-v0.11.0}              # sigs.k8s.io/logtools/logcheck
+
+# --- the series and the upstream tree -------------------------------------------
+
+# Which release directory of patches/ we work on.
+RELEASE_BRANCH=${RELEASE_BRANCH:-v1.33}
+PATCH_DIR=${PATCH_DIR:-$DRAEXT_ROOT/patches/$RELEASE_BRANCH}
+# Everything the scripts fetch, build and run lives here (git-ignored).
+OUTPUT_DIR=${OUTPUT_DIR:-$DRAEXT_ROOT/_output}
+# The upstream tree: pristine base commit tagged GIT_TAG, series on branch draext.
+KUBE_TREE=${KUBE_TREE:-$OUTPUT_DIR/kubernetes}
+# make fetch from a git checkout or remote instead of the module proxy (empty: the proxy).
+KUBE_SRC=${KUBE_SRC:-}
+KUBE_GIT_REMOTE=${KUBE_GIT_REMOTE:-}
+# The tree that make generate regenerates (the upstream tree; generate-verify sets a worktree).
+TREE=${TREE:-$KUBE_TREE}
+# SPEC=0: make generate skips the OpenAPI spec (minutes faster).
+SPEC=${SPEC:-1}
+# FORCE=1: make clean removes the upstream tree even when it holds unexported work.
+FORCE=${FORCE:-0}
+
+# --- builds ------------------------------------------------------------------------
+
+# The patched binaries (make build) and the tools the scripts build.
+BIN_DIR=${BIN_DIR:-$OUTPUT_DIR/bin}
+# make build: which binaries (empty: all six plus kubeadm; e.g. WHAT="kubelet kubectl").
+WHAT=${WHAT:-}
+# check-gates: whether the binaries must accept (accepted) or refuse (rejected) the gate.
+EXPECT=${EXPECT:-accepted}
+# make driver-image: the example driver's image tag; DOCKER=1 builds it with docker build.
+IMAGE=${IMAGE:-localhost/draext/draext-gpu:dev}
+DOCKER=${DOCKER:-0}
+
+# --- the local cluster (make up, make down) -------------------------------------------
+
+# Node count, 1 to 9. With two or more, the last node runs the device plugin.
+NODES=${NODES:-1}
+# host: the driver as host processes; daemonset (NODES=1): from overlays/local.
+DRIVER=${DRIVER:-host}
+# The gates of every component; KUBELET_FEATURE_GATES go to the kubelets only,
+# after FEATURE_GATES (the later value of a gate wins). The kubelet default
+# makes the PodResources API report DRA devices, which the e2e suite reads.
+FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true,DRADeviceTaints=true}
+KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-KubeletPodResourcesDynamicResources=true}
+# The example driver's mock NVML profile (8 GPUs per node with dgxa100).
+MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
+# The drivers' health services listen on 127.0.0.1:<base + node>. The base is
+# below the kernel's ephemeral port range (32768-60999 here): a port in it can
+# be taken at any moment as the source port of some outgoing connection, and a
+# driver's health service then fails with "address already in use".
+HEALTH_PORT_BASE=${HEALTH_PORT_BASE:-19515}
+# Kubernetes binaries for the cluster (empty: the patched ones in BIN_DIR, rebuilt when stale).
+KBIN=${KBIN:-}
+# State on short, absolute paths (unix sockets, kubelet root dirs, cgroups).
+STATE_DIR=${STATE_DIR:-/var/lib/draext-cluster}
+RUN_DIR=${RUN_DIR:-/run/draext-cluster}
+# PURGE=1: make down also wipes the cluster's state (etcd, kubelet and containerd roots, pki).
+PURGE=${PURGE:-0}
+
+# --- the cluster's checks (make demo, start-latency, quota-burst) ---------------------
+
+# start-latency: how many pod pairs; quota-burst: how many pods, under a quota of
+# GPUS (empty: every DRA device of the cluster).
+RUNS=${RUNS:-10}
+PODS=${PODS:-50}
+GPUS=${GPUS:-}
+
+# --- tests (make test, make e2e, make perf) -------------------------------------------
+
+# SKIP_CLUSTER=1: make test leaves the local cluster and the e2e suite out.
+SKIP_CLUSTER=${SKIP_CLUSTER:-0}
+# Extra flags for the e2e suite, split on spaces (write a space in a regex as .).
+E2E_ARGS=${E2E_ARGS:-}
+# GPUs per node the e2e suite may count on (empty: 8 against the local cluster,
+# whose mock profile has 8; unknown elsewhere).
+E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
+# Where the e2e suite saves objects and events of failed specs.
+E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
+# The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).
+E2E_IMAGE=${E2E_IMAGE:-localhost/draext/busybox:$BUSYBOX_TAG}
+# make perf: rounds per workload, and which workloads (empty: all).
+ROUNDS=${ROUNDS:-5}
+WORKLOADS=${WORKLOADS:-}
+
+# --- kind (make docker-up, kind-base, node-image, kind-up, kind-down) -----------------
+
+# ONLINE=1: kindest/base and images fetched from registries instead of the offline build.
+ONLINE=${ONLINE:-0}
+# The node image (empty: localhost/draext/kind-node:<draext version>).
+NODE_IMAGE=${NODE_IMAGE:-}
+# The offline base image, and the Debian mirror its debootstrap uses.
+BASE_IMAGE=${BASE_IMAGE:-localhost/draext/kind-base:$DEBIAN_SUITE}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# make kind-up's cluster config (empty: kind-configs/single-node-<offline|online>.yaml).
+KIND_CONFIG=${KIND_CONFIG:-}
+# KEEP_DOCKER=1: make kind-down leaves draext's Docker engine running.
+KEEP_DOCKER=${KEEP_DOCKER:-0}

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# Checks of the shell helpers in scripts/lib/ that need no
+# cluster, no Docker and no network: each failure path prints exactly one
+# ERROR line, and build.sh's input hash (tree_inputs) changes when an
+# untracked file appears, process control (proc.sh) starts, finds, restarts
+# and stops a process, and templates are rendered. Runs in a few seconds in a
+# scratch directory:
+#
+#   bash scripts/lib/lib_test.sh
+set -o errexit -o nounset -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failed=0 passed=0
+
+pass() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
+fail() { failed=$((failed + 1)); printf 'FAIL  %s\n' "$1"; shift; printf '      %s\n' "$@"; }
+# errors TEXT: how many lines of TEXT start with ERROR:.
+errors() { grep -c '^ERROR: ' <<<"$1" || true; }
+# run_lib SCRIPT: SCRIPT in a fresh bash that sourced the libraries (and so
+# common.sh, with its errexit); prints stdout and stderr, then "rc=<status>".
+run_lib() {
+	local rc=0 out
+	out=$(bash -c "source '$HERE/cluster.sh'; source '$HERE/gomod.sh'; source '$HERE/series.sh'; source '$HERE/images.sh'; $1" 2>&1) || rc=$?
+	printf '%s\nrc=%s\n' "$out" "$rc"
+}
+
+# --- go_mod_json_dir ---------------------------------------------------------
+json=$(printf '{\n\t"Path": "a.example/x",\n\t"Version": "v1.0.0",\n\t"Dir": "/cache/a.example/x@v1.0.0",\n\t"Origin": {\n\t\t"Hash": "abc"\n\t}\n}\n{\n\t"Path": "b.example/y",\n\t"Version": "v2.0.0",\n\t"Error": "not found"\n}\n')
+got=$(run_lib "go_mod_json_dir '$json' a.example/x; go_mod_json_dir '$json' b.example/y")
+if [[ $got == $'/cache/a.example/x@v1.0.0\nrc=0' ]]; then pass "go_mod_json_dir: Dir of a module, nothing for one with an Error"; else fail "go_mod_json_dir" "$got"; fi
+
+# --- module_dir ----------------------------------------------------------------
+# A version that is not in the cache, with the proxy off: one ERROR line that
+# names module and version, status 1.
+got=$(GOPROXY=off run_lib 'module_dir sigs.k8s.io/kind v0.0.0-draext-test; echo not reached')
+if [[ $(errors "$got") == 1 && $got == *"ERROR: could not download sigs.k8s.io/kind@v0.0.0-draext-test"* && $got == *rc=1 && $got != *"not reached"* ]]; then
+	pass "module_dir: a failed download stops with one ERROR line naming module@version"
+else
+	fail "module_dir: failed download" "$got"
+fi
+# The same failure inside $(...) under errexit, as the scripts call it.
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(GOPROXY=off run_lib 'src=$(module_dir sigs.k8s.io/kind v0.0.0-draext-test); echo "not reached $src"')
+if [[ $(errors "$got") == 1 && $got == *rc=1 && $got != *"not reached"* ]]; then
+	pass "module_dir: inside \$(...) the script stops after the one ERROR line"
+else
+	fail "module_dir in \$(...)" "$got"
+fi
+# A module already in the cache resolves offline (skipped when it is not there).
+kind_version=$(bash -c "source '$HERE/config.sh'; echo \$KIND_VERSION")
+if [[ -d $(go env GOMODCACHE)/sigs.k8s.io/kind@$kind_version ]]; then
+	got=$(GOPROXY=off run_lib "module_dir sigs.k8s.io/kind $kind_version")
+	if [[ $got == "$(go env GOMODCACHE)/sigs.k8s.io/kind@$kind_version"$'\nrc=0' ]]; then
+		pass "module_dir: sigs.k8s.io/kind@$kind_version from the module cache"
+	else
+		fail "module_dir: cached module" "$got"
+	fi
+else
+	printf 'skip  module_dir of a cached module (sigs.k8s.io/kind@%s is not in the module cache)\n' "$kind_version"
+fi
+
+# --- tree_inputs -------------------------------------------------------------
+repo=$T/repo
+mkdir -p "$repo/pkg"
+git -C "$repo" init -q
+printf 'package pkg\n' >"$repo/pkg/a.go"
+printf '*.log\n' >"$repo/.gitignore"
+git -C "$repo" add -A
+git -C "$repo" -c user.name=t -c user.email=t@t commit -qm base
+line="commit draext-test go-test -s -w selinux,notest"
+h() { run_lib "tree_inputs '$repo' '$line'" | head -1; }
+h0=$(h)
+old_clean=$(echo "$line" | sha256sum | cut -d' ' -f1)
+if [[ $h0 == "$old_clean" ]]; then pass "tree_inputs: a clean tree hashes as before (existing build stamps stay valid)"; else fail "tree_inputs: clean tree" "$h0 != $old_clean"; fi
+touch "$repo/pkg/new.go"
+h1=$(h)
+if [[ $h1 != "$h0" ]]; then pass "tree_inputs: an untracked .go file changes it"; else fail "tree_inputs: untracked .go file ignored"; fi
+printf 'package pkg\n' >"$repo/pkg/new.go"
+h2=$(h)
+if [[ $h2 != "$h1" ]]; then pass "tree_inputs: editing the untracked file changes it again"; else fail "tree_inputs: untracked content ignored"; fi
+touch "$repo/pkg/new_test.go" "$repo/build.log"
+if [[ $(h) == "$h2" ]]; then pass "tree_inputs: untracked _test.go and ignored files do not count"; else fail "tree_inputs: _test.go or ignored file counted"; fi
+rm -f "$repo/pkg/new.go" "$repo/pkg/new_test.go"
+if [[ $(h) == "$h0" ]]; then pass "tree_inputs: removing the untracked file gives the clean hash again"; else fail "tree_inputs: not back to clean"; fi
+printf '// changed\n' >>"$repo/pkg/a.go"
+old_dirty=$({ echo "$line"; git -C "$repo" diff HEAD; } | sha256sum | cut -d' ' -f1)
+if [[ $(h) == "$old_dirty" ]]; then pass "tree_inputs: a tree with tracked changes only hashes as before"; else fail "tree_inputs: dirty tree"; fi
+got=$(run_lib "tree_inputs '$T/not-a-repo' x")
+if [[ $(errors "$got") == 1 && $got == *rc=1 ]]; then pass "tree_inputs: no git tree gives one ERROR line"; else fail "tree_inputs: no git tree" "$got"; fi
+
+# --- proc_log_tail, send_signal, docker_build -------------------------------------
+got=$(run_lib "PROC_LOG_DIR='$T/logs'; proc_log_tail nothing-here 5; echo after")
+if [[ $got == *after*rc=0 ]]; then pass "proc_log_tail: a missing log is no failure under errexit"; else fail "proc_log_tail" "$got"; fi
+sleep 0 &
+pid=$!
+wait "$pid"
+got=$(run_lib "send_signal TERM $pid; send_signal KILL $pid; echo after")
+if [[ $got == $'after\nrc=0' ]]; then pass "send_signal: a process that already exited is no failure"; else fail "send_signal" "$got"; fi
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "Step 1/2 : FROM scratch"\necho "COPY failed: no source files were specified" >&2\nexit 1\n' >"$T/fakebin/docker"
+chmod +x "$T/fakebin/docker"
+got=$(PATH=$T/fakebin:$PATH run_lib "docker_build '$T/build.log' localhost/x:1 '$T'; echo not reached")
+if [[ $(errors "$got") == 1 && $got == *"ERROR: docker build of localhost/x:1 failed: COPY failed"* && $got == *"| Step 1/2"* && $got == *rc=1 && -s $T/build.log ]]; then
+	pass "docker_build: a failed build shows its output and one ERROR line"
+else
+	fail "docker_build" "$got"
+fi
+
+# --- proc.sh: process control ---------------------------------------------------
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(run_lib 'PROC_DIR='"'$T/proc'"'
+proc_define sleeper --ready test -e '"'$T/proc/ready'"' -- sleep 300
+proc_start sleeper
+proc_alive sleeper && echo alive
+proc_find "sleep*" 300 && echo found
+proc_find "sleep*" 299 || echo "not found with another argument"
+touch '"'$T/proc/ready'"'
+proc_wait sleeper 5 && echo ready
+old=$(proc_pid sleeper)
+proc_restart sleeper sleep 301 2>/dev/null
+[[ $(proc_pid sleeper) != "$old" && ! -e /proc/$old/cmdline || $(awk "{print \$3}" /proc/$old/stat) == Z ]] && echo "old one gone"
+proc_args sleeper | tr "\n" " "; echo
+proc_stop sleeper 2>/dev/null
+proc_alive sleeper || echo stopped
+proc_signal sleeper KILL; echo not reached')
+want=$'alive\nsleeper\nfound\nnot found with another argument\nready\nold one gone\nsleep 301 \nstopped'
+if [[ $got == "$want"* && $(errors "$got") == 1 && $got == *"ERROR: sleeper is not running: no SIGKILL sent"* && $got == *rc=1 ]]; then
+	pass "proc.sh: start, find by argument, wait ready, restart with a new command line, stop, no signal to a stopped process"
+else
+	fail "proc.sh" "$got"
+fi
+# A process that ignores SIGTERM is killed after the timeout.
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(run_lib 'PROC_DIR='"'$T/proc'"'
+proc_define stubborn -- bash -c "trap \"\" TERM; while :; do sleep 0.1; done"
+proc_start stubborn
+sleep 0.5
+proc_stop stubborn 1
+proc_alive stubborn || echo killed')
+if [[ $got == *"ignored SIGTERM for 1s; killing it"*killed*rc=0 ]]; then pass "proc.sh: SIGKILL after the timeout"; else fail "proc.sh: SIGKILL after the timeout" "$got"; fi
+# A process that dies while it is awaited: one ERROR line with its log.
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(run_lib 'PROC_DIR='"'$T/proc'"'
+proc_define crasher --ready false -- bash -c "echo crash-reason; exit 3"
+proc_start crasher
+proc_wait crasher 10; echo not reached')
+if [[ $(errors "$got") == 1 && $got == *"| crash-reason"* && $got == *"ERROR: crasher exited while waiting for crasher to be ready"* && $got == *rc=1 ]]; then
+	pass "proc.sh: a process that dies while awaited stops the wait with its log"
+else
+	fail "proc.sh: dies while awaited" "$got"
+fi
+
+# --- render_template --------------------------------------------------------------
+mkdir -p "$T/tmpl"
+got=$(run_lib "render_template kubelet.yaml '$T/tmpl/k.yaml' NODE=1; echo not reached")
+if [[ $(errors "$got") == 1 && $got == *'ERROR: template scripts/cluster/templates/kubelet.yaml: no value for ${NODE_IP}'* && $got == *rc=1 && ! -e $T/tmpl/k.yaml ]]; then
+	pass "render_template: a placeholder without a value is one ERROR line naming it, and no file"
+else
+	fail "render_template: missing value" "$got"
+fi
+got=$(run_lib "render_template cni.conflist '$T/tmpl/c.json' NODE=7 NODE_DIR='/a b/\\\\x&y' POD_SUBNET=10.7.0.0/16 && cat '$T/tmpl/c.json'")
+if [[ $got == *'"name": "draext-node7"'* && $got == *'"dataDir": "/a b/\\x&y/cni-ipam"'* && $got == *'"subnet": "10.7.0.0/16"'* && $got != *'${'* && $got == *rc=0 ]]; then
+	pass "render_template: every placeholder replaced, values taken literally"
+else
+	fail "render_template: values" "$got"
+fi
+
+printf '%d passed, %d failed\n' "$passed" "$failed"
+((failed == 0))

@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# Settings for the exported staging modules (scripts/build/staging.sh) and for the Go
+# code that builds against them. Source it; do not run it.
+# shellcheck disable=SC2034 # the settings are for the scripts that source this file
+source "$(dirname "${BASH_SOURCE[0]}")/series.sh"
+
+STAGING_DIR=$OUTPUT_DIR/staging
+STAGING_PROXY=$STAGING_DIR/proxy
+STAGING_SUMS=$STAGING_DIR/go.sum
+# The modules users ask for; the staging modules they require come along.
+STAGING_ROOTS=(k8s.io/api k8s.io/apimachinery k8s.io/client-go k8s.io/dynamic-resource-allocation)
+# Modules of this repository that build against the export.
+STAGING_CONSUMERS=(e2e staging/example)
+
+# staging_module_version: v0.33.13-draext.<N>.
+staging_module_version() {
+	local base
+	base=$(series_tool staging-version "$(git_tag)")
+	echo "$base-draext.$(tr -d '[:space:]' <"$PATCH_DIR/RELEASE")"
+}
+
+# staging_go ARGS...: go with the exported modules reachable: the file proxy
+# first (go falls through to the next proxy for anything it does not have),
+# and the checksum database not asked about the exported module paths
+# (go.sum still pins their hashes).
+staging_go() {
+	local nosumdb
+	nosumdb=$(find "$STAGING_PROXY" -path '*/@v/list' | sed "s|^$STAGING_PROXY/||; s|/@v/list$||" | sort | paste -sd, -)
+	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" go "$@"
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# Proves the committed series is complete and deterministic:
+#  1. metadata: series and files agree, names, subjects, trailers (draext-series lint);
+#  2. replay: git am -3 every patch onto a fresh checkout of the pristine base tag;
+#  3. re-export with the same normalisation and compare byte for byte.
+# The user's _output/kubernetes work tree is not touched (a separate worktree is used).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
+
+log "checking patch metadata and checksums"
+lint_ok=true
+series_tool lint "$PATCH_DIR" || lint_ok=false
+
+"$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
+TAG=$(git_tag)
+start=$(now_s)
+
+wt=$OUTPUT_DIR/verify
+trap 'remove_worktree "$wt"; rm -rf "$wt.export"' EXIT
+rm -rf "$wt.export"
+fresh_worktree "$wt" "refs/tags/$TAG^{commit}"
+
+mapfile -t patches < <(series_files)
+log "replaying ${#patches[@]} patch(es) on a fresh checkout of $TAG"
+for p in "${patches[@]}"; do
+	[[ -f $p ]] || die "patch listed in series is missing: ${p#"$DRAEXT_ROOT"/}"
+	why=$(apply_patch "$wt" "$p") || die "patch $(basename "$p") does not apply on a pristine $TAG:" "$why"
+done
+
+log "re-exporting and comparing byte for byte"
+export_series "$wt" "refs/tags/$TAG..HEAD" "$wt.export"
+bad=()
+if ! cmp -s "$PATCH_DIR/series" "$wt.export/series"; then
+	bad+=("series (the order or names of the patches differ from what export writes)")
+fi
+i=0
+for p in "${patches[@]}"; do
+	i=$((i + 1))
+	name=$(basename "$p")
+	if [[ ! -f $wt.export/$name ]]; then
+		bad+=("$name (its commit re-exports as $(sed -n "${i}p" "$wt.export/series"): file name, subject or number changed)")
+	elif ! cmp -s "$p" "$wt.export/$name"; then
+		bad+=("$name differs from its re-export; first differing lines (< committed, > re-export):")
+		bad+=("$( (diff "$p" "$wt.export/$name" || true) | head -8 | sed 's/^/    /')")
+	fi
+done
+if [[ ${#bad[@]} -gt 0 ]]; then
+	die "the committed series is not what replay + export produces:" "${bad[@]}" \
+		"Regenerate it: make patches-apply && make patches-export (after fixing the patch by hand if it was edited)."
+fi
+$lint_ok || die "patches replay and re-export identically, but the metadata check above failed"
+log "patches-verify: ${#patches[@]} patch(es) replay onto $TAG and re-export to identical bytes ($(($(now_s) - start))s)"
