@@ -7,16 +7,27 @@
 // E2E_REQUIRE names (see capabilities) fails instead of skipping. Each
 // spec works in its own namespace, which is deleted afterwards; on failure
 // the namespace's objects and events are saved under E2E_ARTIFACTS.
+//
+// The specs are in files named after their area (api_, driver_,
+// deviceplugin_, kep5004_, policy_), the helpers they share in
+// framework_*_test.go by concern: cluster (gates, clients), spec (namespace,
+// setup of the KEP-5004 specs), pods, claims, classes, driver, podresources
+// (the kubelets' PodResources API), processes (restarts of the local
+// cluster's components) and artifacts.
+//
+// Besides the flags below (and the variables that set their defaults), the
+// suite reads KUBECONFIG, E2E_REQUIRE, E2E_GPUS_PER_NODE and E2E_CDI_DIR
+// (what the example driver publishes and writes), E2E_PODRESOURCES and
+// E2E_PODRESOURCES_SOCKETS (framework_podresources_test.go) and
+// E2E_CLUSTER_CTL (framework_processes_test.go); scripts/test/e2e.sh sets
+// them for the local cluster.
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"os"
-	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -70,34 +81,3 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	GinkgoWriter.Printf("cluster %s, Kubernetes %s\n", config.Host, version.GitVersion)
 	cluster.gates = apiserverGates(ctx)
 })
-
-// apiserverGates reads kubernetes_feature_enabled{name=...} from the
-// apiserver's /metrics.
-func apiserverGates(ctx context.Context) map[string]bool {
-	raw, err := cluster.client.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
-	Expect(err).NotTo(HaveOccurred(), "read the apiserver's /metrics")
-	gates := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "kubernetes_feature_enabled{") {
-			continue
-		}
-		i := strings.Index(line, `name="`)
-		if i < 0 {
-			continue
-		}
-		name := line[i+6:]
-		name = name[:strings.Index(name, `"`)]
-		gates[name] = strings.HasSuffix(line, " 1")
-	}
-	return gates
-}
-
-// requireGate skips the spec unless the apiserver has the gate on.
-func requireGate(name string) {
-	if !cluster.gates[name] {
-		skipOrFail("gates", "feature gate "+name+" is off (or unknown) in the kube-apiserver")
-	}
-}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -31,20 +29,13 @@ import (
 // claim is also observed through a watch, as the scheduler wrote it. The
 // cases not written yet stay pending.
 var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
-	var (
-		ns      string
-		draNode string
-		claims  *claimRecorder
-	)
+	spec := extendedSpecs()
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
-	BeforeEach(func(ctx context.Context) {
-		ns, draNode, claims = setUpExtendedSpec(ctx)
-	})
 
 	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("one", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		Expect(pod.Spec.NodeName).To(Equal(draNode))
-		claim := claims.extendedClaim(ctx, pod)
+		pod := runPod(ctx, spec.ns, extendedPod("one", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		Expect(pod.Spec.NodeName).To(Equal(spec.draNode))
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(1))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("app", gpuResource, "container-0-request-0")))
@@ -53,13 +44,14 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	It("several extended resources in one container", func(ctx context.Context) {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
-		class := createClass(ctx, "e2e-"+ns, other)
-		pod := runPod(ctx, ns, extendedPod("several", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
-		claim := claims.extendedClaim(ctx, pod)
+		class, err := createDeviceClass(ctx, string(other))
+		Expect(err).NotTo(HaveOccurred())
+		pod := runPod(ctx, spec.ns, extendedPod("several", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, other: 2}}}))
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		// Sorted requests of the container: draext.dev/e2e-gpu, nvidia.com/gpu.
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
-			"container-0-request-0": class + " x2",
+			"container-0-request-0": class.Name + " x2",
 			"container-0-request-1": *className + " x1",
 		}))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
@@ -70,12 +62,12 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("several containers of one pod get disjoint devices", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("containers", draNode, nil, []testContainer{
+		pod := runPod(ctx, spec.ns, extendedPod("containers", spec.draNode, nil, []testContainer{
 			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
 			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 2}},
 			{name: "none"},
 		}))
-		claim := claims.extendedClaim(ctx, pod)
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(3))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("a", gpuResource, "container-0-request-0"),
@@ -92,10 +84,10 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// and the app start: it reuses their two devices, as a device
 		// plugin would count it. The sidecar and the app run together
 		// and get one device each.
-		pod := runPod(ctx, ns, extendedPod("sidecars", draNode,
+		pod := runPod(ctx, spec.ns, extendedPod("sidecars", spec.draNode,
 			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 2}}, {name: "sidecar", requests: map[v1.ResourceName]int{gpuResource: 1}, sidecar: true}},
 			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		claim := claims.extendedClaim(ctx, pod)
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(pod.Status.ExtendedResourceClaimStatus.RequestMappings).To(ConsistOf(
 			mapping("sidecar", gpuResource, "container-1-request-0"),
@@ -108,18 +100,18 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("a plain init container shares the device of the main container", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("init-shares", draNode,
+		pod := runPod(ctx, spec.ns, extendedPod("init-shares", spec.draNode,
 			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 1}}},
 			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		claim := claims.extendedClaim(ctx, pod)
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(1))
 		gpus := expectMappedGPUs(ctx, pod, claim)
 		Expect(gpus["init"]).To(Equal(gpus["app"]))
 	})
 
 	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("names", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
-		claim := claims.extendedClaim(ctx, pod)
+		pod := runPod(ctx, spec.ns, extendedPod("names", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
 		Expect(claimRequests(claim)).To(Equal(map[string]string{
 			"container-0-request-0": *className + " x1",
@@ -138,35 +130,35 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
 			}}}},
 		}
-		_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Create(ctx, user, metav1.CreateOptions{})
+		_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Create(ctx, user, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		pod := extendedPod("with-claim", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+		pod := extendedPod("with-claim", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "user", ResourceClaimName: ptr.To("user")}}
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "user"}}
-		pod = runPod(ctx, ns, pod)
-		extendedClaim := claims.extendedClaim(ctx, pod)
+		pod = runPod(ctx, spec.ns, pod)
+		extendedClaim := spec.claims.extendedClaim(ctx, pod)
 		extended := claimDevices(extendedClaim)
 		Expect(extended).To(HaveLen(1))
-		userClaim := claims.byName(ctx, "user")
+		userClaim := spec.claims.byName(ctx, "user")
 		userDevices := claimDevices(userClaim)
 		Expect(userDevices).To(HaveLen(1))
 		Expect(extended).NotTo(ContainElement(userDevices[0]), "the user claim and the extended resource claim share a device")
 		rs := driverSlices(ctx)
 		want := append(claimUUIDs(rs, extendedClaim), claimUUIDs(rs, userClaim)...)
-		Expect(strings.Split(containerGPUs(ctx, ns, pod.Name, "app"), ",")).To(ConsistOf(want), "the container sees the devices of both claims")
+		Expect(strings.Split(containerGPUs(ctx, spec.ns, pod.Name, "app"), ",")).To(ConsistOf(want), "the container sees the devices of both claims")
 	})
 
 	It("mixed device-plugin and DRA nodes", func(ctx context.Context) {
 		pluginNode := devicePluginNode(ctx)
 		gpus := []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}
-		dra := runPod(ctx, ns, extendedPod("on-dra", draNode, nil, gpus))
-		plugin := runPod(ctx, ns, extendedPod("on-plugin", pluginNode, nil, gpus))
-		Expect(dra.Spec.NodeName).To(Equal(draNode))
-		expectMappedGPUs(ctx, dra, claims.extendedClaim(ctx, dra))
+		dra := runPod(ctx, spec.ns, extendedPod("on-dra", spec.draNode, nil, gpus))
+		plugin := runPod(ctx, spec.ns, extendedPod("on-plugin", pluginNode, nil, gpus))
+		Expect(dra.Spec.NodeName).To(Equal(spec.draNode))
+		expectMappedGPUs(ctx, dra, spec.claims.extendedClaim(ctx, dra))
 		Expect(plugin.Spec.NodeName).To(Equal(pluginNode))
 		Expect(plugin.Status.ExtendedResourceClaimStatus).To(BeNil(), "the device plugin node's pod has an extended resource claim")
-		Expect(claims.ownedBy(plugin)).To(BeEmpty(), "a claim was created for the device plugin node's pod")
-		Expect(strings.Split(containerGPUs(ctx, ns, plugin.Name, "app"), ",")).To(ConsistOf(HavePrefix("GPU-")), "the device plugin gives one GPU")
+		Expect(spec.claims.ownedBy(plugin)).To(BeEmpty(), "a claim was created for the device plugin node's pod")
+		Expect(strings.Split(containerGPUs(ctx, spec.ns, plugin.Name, "app"), ",")).To(ConsistOf(HavePrefix("GPU-")), "the device plugin gives one GPU")
 		if os.Getenv("E2E_PODRESOURCES") != "" {
 			reported := podResources(ctx, plugin)["app"]
 			Expect(reported.Dynamic).To(BeEmpty(), "DRA devices of the device plugin node's pod")
@@ -177,11 +169,11 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("stays Pending with a message naming the resource when a node has too few devices", func(ctx context.Context) {
-		pod := extendedPod("too-many", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 9}}})
-		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		pod := extendedPod("too-many", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 9}}})
+		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 			if err != nil || p.Spec.NodeName != "" {
 				return "bound to " + p.Spec.NodeName, err
 			}
@@ -198,15 +190,15 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// spec.nodeName bypasses the scheduler: no claim, no mapping. The
 		// kubelet must not start the containers without their devices.
 		for name, resource := range map[string]v1.ResourceName{"bypass-implicit": implicit, "bypass-explicit": gpuResource} {
-			pod := extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resource: 1}}})
+			pod := extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resource: 1}}})
 			pod.Spec.NodeSelector = nil
-			pod.Spec.NodeName = draNode
-			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			pod.Spec.NodeName = spec.draNode
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 		}
 		failed := func(name string) func() (string, error) {
 			return func() (string, error) {
-				p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, name, metav1.GetOptions{})
 				return string(p.Status.Phase) + " " + p.Status.Reason + ": " + p.Status.Message, err
 			}
 		}
@@ -227,12 +219,12 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	It("the PodResources API reports each container's own devices under dynamic resources", func(ctx context.Context) {
 		requirePodResources()
-		pod := runPod(ctx, ns, extendedPod("podresources", draNode, nil, []testContainer{
+		pod := runPod(ctx, spec.ns, extendedPod("podresources", spec.draNode, nil, []testContainer{
 			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
 			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}},
 			{name: "none"},
 		}))
-		claim := claims.extendedClaim(ctx, pod)
+		claim := spec.claims.extendedClaim(ctx, pod)
 		Eventually(ctx, func(g Gomega) {
 			reported := podResources(ctx, pod)
 			for _, c := range pod.Spec.Containers {
@@ -247,15 +239,15 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	})
 
 	It("a kubelet restart keeps the devices of a running pod, and a new pod gets others", func(ctx context.Context) {
-		first := runPod(ctx, ns, extendedPod("before-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
-		firstClaim := claims.extendedClaim(ctx, first)
+		first := runPod(ctx, spec.ns, extendedPod("before-restart", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
+		firstClaim := spec.claims.extendedClaim(ctx, first)
 		before := expectMappedGPUs(ctx, first, firstClaim)["app"]
 		containerID := first.Status.ContainerStatuses[0].ContainerID
 
 		pluginNodes := devicePluginNodes(ctx)
-		oldSlices := nodeSliceUIDs(ctx, draNode)
+		oldSlices := nodeSliceUIDs(ctx, spec.draNode)
 		restarted := time.Now()
-		restartKubelet(ctx, draNode)
+		restartKubelet(ctx, spec.draNode)
 
 		// The v1.33 kubelet deletes its node's ResourceSlices when it
 		// starts; the driver must publish them again at once, or the
@@ -263,18 +255,18 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// best and 10 minutes at worst).
 		By("the node's ResourceSlice is deleted by the kubelet and published again")
 		Eventually(ctx, func() []string {
-			uids := nodeSliceUIDs(ctx, draNode)
+			uids := nodeSliceUIDs(ctx, spec.draNode)
 			if slices.ContainsFunc(uids, func(uid string) bool { return slices.Contains(oldSlices, uid) }) {
 				return nil
 			}
 			return uids
-		}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "within 30 s of the kubelet restart, node %s has no new ResourceSlice of driver %s (before: %v)", draNode, *driverName, oldSlices)
+		}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "within 30 s of the kubelet restart, node %s has no new ResourceSlice of driver %s (before: %v)", spec.draNode, *driverName, oldSlices)
 		By(fmt.Sprintf("published again %.1f s after the restart began", time.Since(restarted).Seconds()))
-		giveBackDevicePlugin(ctx, draNode, pluginNodes)
+		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
 
 		By("the running pod keeps its container and its devices")
 		Consistently(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, first.Name, metav1.GetOptions{})
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, first.Name, metav1.GetOptions{})
 			if err != nil {
 				return "", err
 			}
@@ -287,14 +279,14 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 
 		By("a new pod gets devices of its own")
-		second := createPodWithin(ctx, ns, extendedPod("after-restart", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}), v1.PodRunning, 30*time.Second)
-		after := expectMappedGPUs(ctx, second, claims.extendedClaim(ctx, second))["app"]
+		second := createPodWithin(ctx, spec.ns, extendedPod("after-restart", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}), v1.PodRunning, 30*time.Second)
+		after := expectMappedGPUs(ctx, second, spec.claims.extendedClaim(ctx, second))["app"]
 		for _, uuid := range after {
 			Expect(before).NotTo(ContainElement(uuid), "the new pod got a GPU of the running one")
 		}
 
 		By("the restarted kubelet releases the first pod's claim")
-		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
 		if cdiDir := os.Getenv("E2E_CDI_DIR"); cdiDir != "" {
 			Eventually(func() []string { return cdiSpecs(cdiDir, string(firstClaim.UID)) }).WithTimeout(time.Minute).Should(BeEmpty(), "CDI spec of the first pod's claim after unprepare")
 		}
@@ -306,20 +298,20 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 			phase         v1.PodPhase
 		}{{"succeeds", "exit 0", v1.PodSucceeded}, {"fails", "exit 1", v1.PodFailed}} {
 			By("a pod that " + tc.name)
-			pod := extendedPod("job-"+tc.name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			pod := extendedPod("job-"+tc.name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 			pod.Spec.Containers[0].Command = []string{"sh", "-c", printGPUsCommand + "; " + tc.command}
-			pod = createPodUntil(ctx, ns, pod, tc.phase)
+			pod = createPodUntil(ctx, spec.ns, pod, tc.phase)
 			Expect(pod.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s has no extended resource claim", pod.Name)
-			claims.extendedClaim(ctx, pod)
-			Expect(containerGPUs(ctx, ns, pod.Name, "app")).To(HavePrefix("GPU-"), "the pod ran with its GPU")
+			spec.claims.extendedClaim(ctx, pod)
+			Expect(containerGPUs(ctx, spec.ns, pod.Name, "app")).To(HavePrefix("GPU-"), "the pod ran with its GPU")
 			claimName := pod.Status.ExtendedResourceClaimStatus.ResourceClaimName
 			Eventually(ctx, func() error {
-				_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, claimName, metav1.GetOptions{})
+				_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claimName, metav1.GetOptions{})
 				return err
 			}).WithTimeout(10*time.Second).Should(Satisfy(apierrors.IsNotFound), "claim %s of the pod that %s is not deleted within 10 s", claimName, tc.name)
 		}
 		By("the devices are free for the next pod")
-		runPod(ctx, ns, extendedPod("next", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		runPod(ctx, spec.ns, extendedPod("next", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 	})
 
 	It("a quota of 2 GPUs admits two pods with one GPU each and rejects a third until one goes", func(ctx context.Context) {
@@ -335,7 +327,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		for _, name := range names {
 			hard[name] = resource.MustParse("2")
 		}
-		quota, err := cluster.client.CoreV1().ResourceQuotas(ns).Create(ctx, &v1.ResourceQuota{
+		quota, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Create(ctx, &v1.ResourceQuota{
 			ObjectMeta: metav1.ObjectMeta{Name: "gpus"},
 			Spec:       v1.ResourceQuotaSpec{Hard: hard},
 		}, metav1.CreateOptions{})
@@ -343,7 +335,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		expectUsed := func(want int64) {
 			GinkgoHelper()
 			Eventually(ctx, func() (map[v1.ResourceName]int64, error) {
-				q, err := cluster.client.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
+				q, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Get(ctx, quota.Name, metav1.GetOptions{})
 				if err != nil {
 					return nil, err
 				}
@@ -358,16 +350,16 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		expectUsed(0)
 
 		onePod := func(name string) *v1.Pod {
-			return extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			return extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		}
-		first := runPod(ctx, ns, onePod("first"))
-		second := runPod(ctx, ns, onePod("second"))
-		Expect(claimDevices(claims.extendedClaim(ctx, first))).To(HaveLen(1))
-		Expect(claimDevices(claims.extendedClaim(ctx, second))).To(HaveLen(1))
+		first := runPod(ctx, spec.ns, onePod("first"))
+		second := runPod(ctx, spec.ns, onePod("second"))
+		Expect(claimDevices(spec.claims.extendedClaim(ctx, first))).To(HaveLen(1))
+		Expect(claimDevices(spec.claims.extendedClaim(ctx, second))).To(HaveLen(1))
 		expectUsed(2)
 
 		By("the third pod is rejected with the quota's message")
-		_, err = cluster.client.CoreV1().Pods(ns).Create(ctx, onePod("third"), metav1.CreateOptions{})
+		_, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, onePod("third"), metav1.CreateOptions{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a third pod: %v", err)
 		Expect(err.Error()).To(ContainSubstring("exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2"))
 
@@ -377,50 +369,50 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// deletion the scheduler may hand the GPU to the next pod while
 		// the first one's container still runs; the driver then
 		// refuses to prepare it twice until the kubelet catches up.)
-		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
 		Eventually(ctx, func() error {
-			_, err := cluster.client.CoreV1().Pods(ns).Get(ctx, first.Name, metav1.GetOptions{})
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, first.Name, metav1.GetOptions{})
 			return err
 		}).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound), "pod %s is not deleted", first.Name)
 		expectUsed(1)
-		third := runPod(ctx, ns, onePod("third"))
-		Expect(visibleDevices(ctx, ns, third.Name)).To(HavePrefix("GPU-"), "the third pod runs with its GPU")
+		third := runPod(ctx, spec.ns, onePod("third"))
+		Expect(visibleDevices(ctx, spec.ns, third.Name)).To(HavePrefix("GPU-"), "the third pod runs with its GPU")
 		expectUsed(2)
 	})
 
 	It("restarts of the driver and the scheduler keep a running pod's devices, and a new pod gets others", func(ctx context.Context) {
 		onePod := func(name string) *v1.Pod {
-			return extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			return extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		}
-		first := runPod(ctx, ns, onePod("before-restarts"))
-		firstClaim := claims.extendedClaim(ctx, first)
+		first := runPod(ctx, spec.ns, onePod("before-restarts"))
+		firstClaim := spec.claims.extendedClaim(ctx, first)
 		before := expectMappedGPUs(ctx, first, firstClaim)["app"]
 		containerID := first.Status.ContainerStatuses[0].ContainerID
 
-		restartDriver(ctx, draNode)
+		restartDriver(ctx, spec.draNode)
 		restartScheduler(ctx)
 
 		By("a new pod is scheduled by the restarted scheduler and prepared by the restarted driver")
-		second := runPod(ctx, ns, onePod("after-restarts"))
-		after := expectMappedGPUs(ctx, second, claims.extendedClaim(ctx, second))["app"]
+		second := runPod(ctx, spec.ns, onePod("after-restarts"))
+		after := expectMappedGPUs(ctx, second, spec.claims.extendedClaim(ctx, second))["app"]
 		Expect(after).To(HaveLen(1))
 		Expect(before).NotTo(ContainElement(after[0]), "the new pod got the GPU of the running one")
 
 		By("the running pod kept its container, its claim and its mapping")
-		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, first.Name, metav1.GetOptions{})
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, first.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(p.Status.Phase).To(Equal(v1.PodRunning))
 		Expect(p.Status.ContainerStatuses[0].ContainerID).To(Equal(containerID), "the pod's container was restarted")
 		Expect(p.Status.ExtendedResourceClaimStatus.ResourceClaimName).To(Equal(firstClaim.Name))
-		Expect(claimDevices(claims.extendedClaim(ctx, p))).To(Equal(claimDevices(firstClaim)))
+		Expect(claimDevices(spec.claims.extendedClaim(ctx, p))).To(Equal(claimDevices(firstClaim)))
 
 		By("the restarted driver unprepares the first pod's claim, which then goes")
-		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
 		if cdiDir := os.Getenv("E2E_CDI_DIR"); cdiDir != "" {
 			Eventually(func() []string { return cdiSpecs(cdiDir, string(firstClaim.UID)) }).WithTimeout(time.Minute).Should(BeEmpty(), "CDI spec of the first pod's claim after unprepare")
 		}
 		Eventually(ctx, func() error {
-			_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, firstClaim.Name, metav1.GetOptions{})
+			_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, firstClaim.Name, metav1.GetOptions{})
 			return err
 		}).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s of the deleted pod", firstClaim.Name)
 	})
@@ -432,232 +424,3 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		PIt(c + " [not written yet]")
 	}
 })
-
-// setUpExtendedSpec is where every spec of extended resources served by DRA
-// starts (a BeforeEach): it needs the gate, and returns its own namespace,
-// the node whose driver serves GPUs through DRA, and a recorder of the
-// namespace's claims.
-func setUpExtendedSpec(ctx context.Context) (ns, draNode string, claims *claimRecorder) {
-	GinkgoHelper()
-	requireGate("DRAExtendedResource")
-	draNode = driverSlices(ctx)[0].Spec.NodeName
-	ns = newNamespace(ctx)
-	return ns, draNode, recordClaims(ctx, ns)
-}
-
-// expectMappedGPUs waits for every container of the running pod to print its
-// GPUs and checks that each sees exactly the devices of the claim's requests
-// that the pod status maps to it (none for a container without a mapping).
-// It returns the UUIDs by container.
-func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.ResourceClaim) map[string][]string {
-	rs := driverSlices(ctx)
-	got := map[string][]string{}
-	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		requests := mappedRequests(pod, c.Name)
-		want := claimUUIDs(rs, claim, requests...)
-		if len(requests) == 0 {
-			want = nil
-		}
-		gpus := containerGPUs(ctx, pod.Namespace, pod.Name, c.Name)
-		var list []string
-		if gpus != "" {
-			list = strings.Split(gpus, ",")
-		}
-		Expect(list).To(ConsistOf(want), "GPUs of container %q (mapped requests %v)", c.Name, requests)
-		got[c.Name] = list
-	}
-	return got
-}
-
-// mappedDevices lists the claim's devices of the requests that the pod status
-// maps to the container, as claim:driver/pool/device.
-func mappedDevices(pod *v1.Pod, claim *resourceapi.ResourceClaim, container string) []string {
-	requests := mappedRequests(pod, container)
-	var out []string
-	for _, r := range claim.Status.Allocation.Devices.Results {
-		if slices.Contains(requests, r.Request) {
-			out = append(out, claim.Name+":"+r.Driver+"/"+r.Pool+"/"+r.Device)
-		}
-	}
-	return out
-}
-
-// mappedRequests lists the claim requests that the pod status maps to the
-// container.
-func mappedRequests(pod *v1.Pod, container string) []string {
-	var requests []string
-	for _, m := range pod.Status.ExtendedResourceClaimStatus.RequestMappings {
-		if m.ContainerName == container {
-			requests = append(requests, m.RequestName)
-		}
-	}
-	return requests
-}
-
-// claimUUIDs returns the UUIDs of the claim's devices, of the given requests
-// only if any are given.
-func claimUUIDs(rs []resourceapi.ResourceSlice, claim *resourceapi.ResourceClaim, requests ...string) []string {
-	var uuids []string
-	for _, r := range claim.Status.Allocation.Devices.Results {
-		if len(requests) > 0 && !slices.Contains(requests, r.Request) {
-			continue
-		}
-		uuids = append(uuids, deviceUUID(rs, r.Pool, r.Device))
-	}
-	return uuids
-}
-
-type testContainer struct {
-	name     string
-	requests map[v1.ResourceName]int
-	// sidecar makes an init container restartable.
-	sidecar bool
-}
-
-// extendedPod is a pod pinned to the node whose containers ask for extended
-// resources (requests and limits).
-func extendedPod(name, node string, init, regular []testContainer) *v1.Pod {
-	pod := shellPod(name)
-	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
-	app := pod.Spec.Containers[0]
-	container := func(c testContainer) v1.Container {
-		out := *app.DeepCopy()
-		out.Name = c.name
-		list := v1.ResourceList{}
-		for name, n := range c.requests {
-			list[name] = *resource.NewQuantity(int64(n), resource.DecimalSI)
-		}
-		out.Resources = v1.ResourceRequirements{Requests: list, Limits: list}
-		return out
-	}
-	pod.Spec.Containers = nil
-	for _, c := range init {
-		ic := container(c)
-		if c.sidecar {
-			ic.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
-		} else {
-			ic.Command = []string{"sh", "-c", printGPUsCommand}
-		}
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
-	}
-	for _, c := range regular {
-		pod.Spec.Containers = append(pod.Spec.Containers, container(c))
-	}
-	return pod
-}
-
-func mapping(container string, name v1.ResourceName, request string) v1.ContainerExtendedResourceRequest {
-	return v1.ContainerExtendedResourceRequest{ContainerName: container, ResourceName: string(name), RequestName: request}
-}
-
-// createClass creates a DeviceClass for the example driver's GPUs that
-// serves the explicit name, deleted after the spec.
-func createClass(ctx context.Context, name string, explicit v1.ResourceName) string {
-	class := &resourceapi.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourceapi.DeviceClassSpec{
-			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", *driverName)}}},
-			ExtendedResourceName: ptr.To(string(explicit)),
-		},
-	}
-	_, err := cluster.client.ResourceV1beta1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) {
-		Expect(cluster.client.ResourceV1beta1().DeviceClasses().Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
-	})
-	return name
-}
-
-func claimDevices(claim *resourceapi.ResourceClaim) []string {
-	var devices []string
-	for _, r := range claim.Status.Allocation.Devices.Results {
-		devices = append(devices, r.Driver+"/"+r.Pool+"/"+r.Device)
-	}
-	return devices
-}
-
-// claimRequests describes the requests as name: "class xCount".
-func claimRequests(claim *resourceapi.ResourceClaim) map[string]string {
-	requests := map[string]string{}
-	for _, r := range claim.Spec.Devices.Requests {
-		requests[r.Name] = fmt.Sprintf("%s x%d", r.DeviceClassName, r.Count)
-	}
-	return requests
-}
-
-// claimRecorder keeps the last allocated version of every claim in a
-// namespace that a watch delivered: the allocation the scheduler wrote,
-// even when the claim is deallocated or deleted afterwards.
-type claimRecorder struct {
-	mutex     sync.Mutex
-	allocated map[string]*resourceapi.ResourceClaim
-}
-
-func recordClaims(ctx context.Context, ns string) *claimRecorder {
-	r := &claimRecorder{allocated: map[string]*resourceapi.ResourceClaim{}}
-	// The node's context ends with the node (a BeforeEach): the watch
-	// must last until the spec's cleanup.
-	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	DeferCleanup(cancel)
-	w, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Watch(watchCtx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(w.Stop)
-	go func() {
-		defer GinkgoRecover()
-		for event := range w.ResultChan() {
-			claim, ok := event.Object.(*resourceapi.ResourceClaim)
-			if !ok || event.Type == watch.Deleted || claim.Status.Allocation == nil {
-				continue
-			}
-			r.mutex.Lock()
-			r.allocated[claim.Name] = claim
-			r.mutex.Unlock()
-		}
-	}()
-	return r
-}
-
-func (r *claimRecorder) byName(ctx context.Context, name string) *resourceapi.ResourceClaim {
-	var claim *resourceapi.ResourceClaim
-	Eventually(ctx, func() *resourceapi.ResourceClaim {
-		r.mutex.Lock()
-		defer r.mutex.Unlock()
-		claim = r.allocated[name]
-		return claim
-	}).WithTimeout(30*time.Second).ShouldNot(BeNil(), "claim %s never got allocated", name)
-	return claim
-}
-
-// allocated returns the pod's extended resource claim as the scheduler
-// allocated it, after checking what marks it as the pod's.
-func (r *claimRecorder) extendedClaim(ctx context.Context, pod *v1.Pod) *resourceapi.ResourceClaim {
-	status := pod.Status.ExtendedResourceClaimStatus
-	if status == nil {
-		// The mapping is written before the binding; read again.
-		p, err := cluster.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		status = p.Status.ExtendedResourceClaimStatus
-	}
-	Expect(status).NotTo(BeNil(), "pod %s has no extendedResourceClaimStatus", pod.Name)
-	claim := r.byName(ctx, status.ResourceClaimName)
-	Expect(claim.Name).To(HavePrefix(pod.Name + "-extended-resources-"))
-	Expect(claim.Annotations).To(HaveKeyWithValue(resourceapi.ExtendedResourceClaimAnnotation, "true"))
-	owner := metav1.GetControllerOf(claim)
-	Expect(owner).NotTo(BeNil(), "claim %s has no controller", claim.Name)
-	Expect(owner.UID).To(Equal(pod.UID), "claim %s is controlled by %s, not by pod %s", claim.Name, owner.Name, pod.Name)
-	Expect(claim.Status.ReservedFor).To(ConsistOf(resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID}))
-	return claim
-}
-
-// ownedBy lists the allocated claims the pod controls.
-func (r *claimRecorder) ownedBy(pod *v1.Pod) []string {
-	r.mutex.Lock()
-	defer r.mutex.Unlock()
-	var names []string
-	for name, claim := range r.allocated {
-		if owner := metav1.GetControllerOf(claim); owner != nil && owner.UID == pod.UID {
-			names = append(names, name)
-		}
-	}
-	return names
-}

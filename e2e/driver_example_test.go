@@ -6,9 +6,7 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -93,31 +91,3 @@ var _ = Describe("The example GPU driver", func() {
 		}
 	})
 })
-
-func deviceUUID(slices []resourceapi.ResourceSlice, pool, device string) string {
-	for _, s := range slices {
-		if s.Spec.Pool.Name != pool {
-			continue
-		}
-		for _, d := range s.Spec.Devices {
-			if d.Name == device && d.Basic != nil {
-				return ptr.Deref(d.Basic.Attributes["uuid"].StringValue, "")
-			}
-		}
-	}
-	Fail("device " + pool + "/" + device + " is in no slice of the driver")
-	return ""
-}
-
-// cdiSpecs lists the CDI spec files under the glob dir that mention claimUID.
-func cdiSpecs(dir, claimUID string) []string {
-	matches, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	Expect(err).NotTo(HaveOccurred())
-	var out []string
-	for _, m := range matches {
-		if strings.Contains(filepath.Base(m), claimUID) {
-			out = append(out, m)
-		}
-	}
-	return out
-}

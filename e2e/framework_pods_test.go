@@ -5,95 +5,17 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 )
-
-// newNamespace creates the spec's namespace and deletes it after the spec,
-// saving its objects first when the spec failed.
-func newNamespace(ctx context.Context) string {
-	ns, err := cluster.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-", Labels: map[string]string{"draext.dev/e2e": "true"}},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) {
-		if CurrentSpecReport().Failed() {
-			collect(ctx, ns.Name)
-		}
-		err := cluster.client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			Fail(fmt.Sprintf("delete namespace %s: %v", ns.Name, err))
-		}
-		Eventually(ctx, func() error {
-			_, err := cluster.client.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
-			return err
-		}).WithTimeout(2*time.Minute).Should(Satisfy(apierrors.IsNotFound), "namespace %s is not deleted", ns.Name)
-	})
-	// Pods need the namespace's default ServiceAccount.
-	Eventually(ctx, func() error {
-		_, err := cluster.client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}).WithTimeout(time.Minute).Should(Succeed())
-	return ns.Name
-}
-
-// collect saves pods, claims, slices and events of a failed spec.
-func collect(ctx context.Context, ns string) {
-	dir := filepath.Join(*artifacts, strings.NewReplacer(" ", "_", "/", "_").Replace(CurrentSpecReport().FullText()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		GinkgoWriter.Printf("cannot save artifacts: %v\n", err)
-		return
-	}
-	save := func(name string, obj any, err error) {
-		if err != nil {
-			obj = map[string]string{"error": err.Error()}
-		}
-		if list, err := meta.ExtractList(asObject(obj)); err == nil {
-			for _, o := range list {
-				if m, err := meta.Accessor(o); err == nil {
-					m.SetManagedFields(nil)
-				}
-			}
-		}
-		data, _ := yaml.Marshal(obj)
-		_ = os.WriteFile(filepath.Join(dir, name+".yaml"), data, 0o644)
-	}
-	pods, err := cluster.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	save("pods", pods, err)
-	events, err := cluster.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-	save("events", events, err)
-	claims, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
-	save("resourceclaims", claims, err)
-	slices, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	save("resourceslices", slices, err)
-	if pods != nil {
-		for _, p := range pods.Items {
-			for _, c := range p.Spec.Containers {
-				logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(p.Name, &v1.PodLogOptions{Container: c.Name}).DoRaw(ctx)
-				if err != nil {
-					logs = []byte(err.Error())
-				}
-				_ = os.WriteFile(filepath.Join(dir, p.Name+"-"+c.Name+".log"), logs, 0o644)
-			}
-		}
-	}
-	GinkgoWriter.Printf("artifacts of the failed spec: %s\n", dir)
-}
 
 // gpuEnvPrefix starts the variables through which the example driver hands
 // GPUs to a container, one per GPU, DRAEXT_GPU_<ID>=<UUID>, in DRA and in
@@ -128,6 +50,45 @@ func shellPod(name string) *v1.Pod {
 			}},
 		},
 	}
+}
+
+type testContainer struct {
+	name     string
+	requests map[v1.ResourceName]int
+	// sidecar makes an init container restartable.
+	sidecar bool
+}
+
+// extendedPod is a pod pinned to the node whose containers ask for extended
+// resources (requests and limits).
+func extendedPod(name, node string, init, regular []testContainer) *v1.Pod {
+	pod := shellPod(name)
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	app := pod.Spec.Containers[0]
+	container := func(c testContainer) v1.Container {
+		out := *app.DeepCopy()
+		out.Name = c.name
+		list := v1.ResourceList{}
+		for name, n := range c.requests {
+			list[name] = *resource.NewQuantity(int64(n), resource.DecimalSI)
+		}
+		out.Resources = v1.ResourceRequirements{Requests: list, Limits: list}
+		return out
+	}
+	pod.Spec.Containers = nil
+	for _, c := range init {
+		ic := container(c)
+		if c.sidecar {
+			ic.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
+		} else {
+			ic.Command = []string{"sh", "-c", printGPUsCommand}
+		}
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
+	}
+	for _, c := range regular {
+		pod.Spec.Containers = append(pod.Spec.Containers, container(c))
+	}
+	return pod
 }
 
 // runPod creates a pod and waits until it runs.
@@ -195,25 +156,26 @@ func sortedList(list string) string {
 	return strings.Join(items, ",")
 }
 
-// driverSlices are the example driver's ResourceSlices; the spec is skipped
-// when the driver does not run in the cluster.
-func driverSlices(ctx context.Context) []resourceapi.ResourceSlice {
-	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	var out []resourceapi.ResourceSlice
-	for _, s := range list.Items {
-		if s.Spec.Driver == *driverName {
-			out = append(out, s)
-		}
+// eventTime is when the event, or the last of its series, happened.
+func eventTime(event eventsv1.Event) time.Time {
+	if event.Series != nil {
+		return event.Series.LastObservedTime.Time
 	}
-	if len(out) == 0 {
-		skipOrFail("driver", fmt.Sprintf("no ResourceSlice of driver %s: the example driver does not run in this cluster (make up deploys it)", *driverName))
+	if !event.EventTime.IsZero() {
+		return event.EventTime.Time
 	}
-	return out
+	return event.DeprecatedLastTimestamp.Time
 }
 
-// asObject returns obj as a runtime.Object, or nil.
-func asObject(obj any) runtime.Object {
-	o, _ := obj.(runtime.Object)
-	return o
+// podEventReasons lists the reasons of the events about the pod.
+func podEventReasons(ctx context.Context, ns, pod string) []string {
+	events, err := cluster.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var reasons []string
+	for _, event := range events.Items {
+		if event.Regarding.Name == pod {
+			reasons = append(reasons, event.Reason)
+		}
+	}
+	return reasons
 }

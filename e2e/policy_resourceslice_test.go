@@ -133,33 +133,12 @@ func driverPod(ctx context.Context) v1.Pod {
 	return v1.Pod{}
 }
 
-// requireAllowed skips the spec unless the suite's user may do all of it.
-func requireAllowed(ctx context.Context, attrs ...authorizationv1.ResourceAttributes) {
-	GinkgoHelper()
-	for _, a := range attrs {
-		review, err := cluster.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		if !review.Status.Allowed {
-			skipOrFail("admin", fmt.Sprintf("the suite's user may not %s %s/%s %s: the spec needs a cluster admin", a.Verb, a.Resource, a.Subresource, a.Name))
-		}
-	}
-}
-
 // impersonateDriver is a client that acts as the driver's service account
 // with the given user extras.
 func impersonateDriver(extra map[string][]string) kubernetes.Interface {
 	config := rest.CopyConfig(cluster.config)
 	config.Impersonate = rest.ImpersonationConfig{UserName: driverUser, Extra: extra}
 	return clientFor(config)
-}
-
-func clientFor(config *rest.Config) kubernetes.Interface {
-	GinkgoHelper()
-	client, err := kubernetes.NewForConfig(config)
-	Expect(err).NotTo(HaveOccurred())
-	return client
 }
 
 // policySlice is a ResourceSlice of the driver with one device, for the node

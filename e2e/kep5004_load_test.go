@@ -12,10 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	resourcealphaapi "k8s.io/api/resource/v1alpha3"
 	resourceapi "k8s.io/api/resource/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -24,24 +21,18 @@ import (
 // a pod the scheduler has bound is never scheduled again, and the claims of
 // a pod's templates stay in its status.
 var _ = Describe("Extended resources served by DRA under load", func() {
-	var (
-		ns      string
-		draNode string
-	)
-	BeforeEach(func(ctx context.Context) {
-		ns, draNode, _ = setUpExtendedSpec(ctx)
-	})
+	spec := extendedSpecs()
 
 	It("a burst of 50 short pods gets no scheduling failure once a pod is bound", func(ctx context.Context) {
 		const count = 50
 		for i := range count {
-			pod := extendedPod(fmt.Sprintf("burst-%02d", i), draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			pod := extendedPod(fmt.Sprintf("burst-%02d", i), spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 			pod.Spec.Containers[0].Command = []string{"sh", "-c", "sleep 1"}
-			_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 		}
 		Eventually(ctx, func() (int, error) {
-			pods, err := cluster.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return 0, err
 			}
@@ -55,7 +46,7 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 			return done, nil
 		}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(Equal(count), "pods that succeeded")
 
-		pods, err := cluster.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		for _, pod := range pods.Items {
 			var scheduled *v1.PodCondition
@@ -67,7 +58,7 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 			Expect(scheduled).NotTo(BeNil(), "pod %s has no PodScheduled condition", pod.Name)
 			Expect(scheduled.Status).To(Equal(v1.ConditionTrue), "PodScheduled of bound pod %s: %s %s", pod.Name, scheduled.Reason, scheduled.Message)
 		}
-		events, err := cluster.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		events, err := cluster.client.EventsV1().Events(spec.ns).List(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		boundAt := map[string]time.Time{}
 		for _, event := range events.Items {
@@ -98,18 +89,18 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 					Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
 				}}}}},
 			}
-			_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{})
+			_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(spec.ns).Create(ctx, template, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 		}
 		// More GPUs than the node has: the pod stays pending and its
 		// claims unallocated, so a deleted claim is gone at once.
-		pod := extendedPod("two-templates", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1000}}})
+		pod := extendedPod("two-templates", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1000}}})
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "first", ResourceClaimTemplateName: ptr.To("first")}, {Name: "second", ResourceClaimTemplateName: ptr.To("second")}}
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "first"}, {Name: "second"}}
-		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		statuses := func() (map[string]string, string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 			if err != nil {
 				return nil, "", err
 			}
@@ -126,7 +117,7 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 			return names, err
 		}).WithTimeout(time.Minute).Should(HaveLen(2), "both template claims in the pod status")
 
-		Expect(cluster.client.ResourceV1beta1().ResourceClaims(ns).Delete(ctx, before["first"], metav1.DeleteOptions{})).To(Succeed())
+		Expect(cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Delete(ctx, before["first"], metav1.DeleteOptions{})).To(Succeed())
 		var version string
 		Eventually(ctx, func() (string, error) {
 			names, rv, err := statuses()
@@ -149,78 +140,6 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 			}
 			return "", nil
 		}).WithTimeout(5*time.Second).WithPolling(500*time.Millisecond).Should(BeEmpty(), "the pod's claim statuses settle")
-		Expect(strings.Join(podEventReasons(ctx, ns, pod.Name), " ")).NotTo(ContainSubstring("FailedResourceClaimCreation"))
+		Expect(strings.Join(podEventReasons(ctx, spec.ns, pod.Name), " ")).NotTo(ContainSubstring("FailedResourceClaimCreation"))
 	})
 })
-
-var _ = Describe("Extended resources served by DRA and device taints", func() {
-	var (
-		ns      string
-		draNode string
-		claims  *claimRecorder
-	)
-	BeforeEach(func(ctx context.Context) {
-		ns, draNode, claims = setUpExtendedSpec(ctx)
-		requireGate("DRADeviceTaints")
-	})
-
-	It("a NoExecute DeviceTaintRule on the GPU of a running pod evicts it and releases its claim", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("tainted", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		claim := claims.extendedClaim(ctx, pod)
-		Expect(claim.Status.Allocation.Devices.Results).To(HaveLen(1))
-		device := claim.Status.Allocation.Devices.Results[0]
-		rule := &resourcealphaapi.DeviceTaintRule{
-			ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns},
-			Spec: resourcealphaapi.DeviceTaintRuleSpec{
-				DeviceSelector: &resourcealphaapi.DeviceTaintSelector{Driver: ptr.To(device.Driver), Pool: ptr.To(device.Pool), Device: ptr.To(device.Device)},
-				Taint:          resourcealphaapi.DeviceTaint{Key: "draext.dev/e2e", Value: "broken", Effect: resourcealphaapi.DeviceTaintEffectNoExecute},
-			},
-		}
-		_, err := cluster.client.ResourceV1alpha3().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(cluster.client.ResourceV1alpha3().DeviceTaintRules().Delete(ctx, rule.Name, metav1.DeleteOptions{})).To(Succeed())
-		})
-		Eventually(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return "gone", nil
-			}
-			if err != nil || p.UID != pod.UID {
-				return "gone", err
-			}
-			if p.DeletionTimestamp != nil {
-				return "deleting", nil
-			}
-			return string(p.Status.Phase), nil
-		}).WithTimeout(time.Minute).Should(BeElementOf("deleting", "gone"), "pod %s evicted for the taint of its GPU", pod.Name)
-		Eventually(ctx, func() error {
-			_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
-			return err
-		}).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s of the evicted pod released", claim.Name)
-	})
-})
-
-// eventTime is when the event, or the last of its series, happened.
-func eventTime(event eventsv1.Event) time.Time {
-	if event.Series != nil {
-		return event.Series.LastObservedTime.Time
-	}
-	if !event.EventTime.IsZero() {
-		return event.EventTime.Time
-	}
-	return event.DeprecatedLastTimestamp.Time
-}
-
-// podEventReasons lists the reasons of the events about the pod.
-func podEventReasons(ctx context.Context, ns, pod string) []string {
-	events, err := cluster.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	var reasons []string
-	for _, event := range events.Items {
-		if event.Regarding.Name == pod {
-			reasons = append(reasons, event.Reason)
-		}
-	}
-	return reasons
-}

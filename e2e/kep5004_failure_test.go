@@ -26,27 +26,20 @@ import (
 // its own devices, a kubelet gate change never kills running pods, and no
 // extended resource claim is left behind.
 var _ = Describe("Extended resources served by DRA on failure paths", func() {
-	var (
-		ns      string
-		draNode string
-		claims  *claimRecorder
-	)
+	spec := extendedSpecs()
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
-	BeforeEach(func(ctx context.Context) {
-		ns, draNode, claims = setUpExtendedSpec(ctx)
-	})
 
 	It("a pods/status writer cannot point a running pod at another pod's claim", func(ctx context.Context) {
-		victim := runPod(ctx, ns, extendedPod("victim", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		victimClaim := claims.extendedClaim(ctx, victim)
+		victim := runPod(ctx, spec.ns, extendedPod("victim", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		victimClaim := spec.claims.extendedClaim(ctx, victim)
 		thief := shellPod("thief")
-		thief.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": draNode}
+		thief.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
 		// The container ends every 5 s: a restart is where the kubelet
 		// hands out devices without preparing the claim again.
 		thief.Spec.RestartPolicy = v1.RestartPolicyAlways
 		thief.Spec.Containers[0].Command = []string{"sh", "-c", printGPUsCommand + "; sleep 5"}
 		thief.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m")}}
-		thief = runPod(ctx, ns, thief)
+		thief = runPod(ctx, spec.ns, thief)
 
 		repoint := func(pod string, resourceName v1.ResourceName) error {
 			patch, err := json.Marshal(map[string]any{"status": map[string]any{"extendedResourceClaimStatus": v1.PodExtendedResourceClaimStatus{
@@ -54,7 +47,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 				RequestMappings:   []v1.ContainerExtendedResourceRequest{mapping("app", resourceName, "container-0-request-0")},
 			}}})
 			Expect(err).NotTo(HaveOccurred())
-			_, err = cluster.client.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+			_, err = cluster.client.CoreV1().Pods(spec.ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 			if apierrors.IsForbidden(err) {
 				skipOrFail("admin", "the suite's user may not patch pods/status: "+err.Error())
 			}
@@ -69,7 +62,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		pending := shellPod("pending")
 		pending.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "no-such-node"}
 		pending.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m")}}
-		_, err = cluster.client.CoreV1().Pods(ns).Create(ctx, pending, metav1.CreateOptions{})
+		_, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pending, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		err = repoint(pending.Name, v1.ResourceCPU)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
@@ -77,14 +70,14 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 
 		By("the thief never sees a GPU, also after its container restarted")
 		Eventually(ctx, func() (int32, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, thief.Name, metav1.GetOptions{})
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, thief.Name, metav1.GetOptions{})
 			if err != nil || len(p.Status.ContainerStatuses) == 0 {
 				return 0, err
 			}
 			return p.Status.ContainerStatuses[0].RestartCount, nil
 		}).WithTimeout(time.Minute).Should(BeNumerically(">=", 1), "the thief's container did not restart")
-		Expect(visibleDevices(ctx, ns, thief.Name)).To(BeEmpty(), "the thief got GPUs")
-		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, thief.Name, metav1.GetOptions{})
+		Expect(visibleDevices(ctx, spec.ns, thief.Name)).To(BeEmpty(), "the thief got GPUs")
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, thief.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(p.Status.ExtendedResourceClaimStatus).To(BeNil(), "the thief's status names a claim")
 	})
@@ -93,8 +86,8 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		running := map[string]v1.ResourceName{"running-implicit": implicit, "running-explicit": gpuResource}
 		containerIDs := map[string]string{}
 		for name, resourceName := range running {
-			pod := runPod(ctx, ns, extendedPod(name, draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resourceName: 1}}}))
-			expectMappedGPUs(ctx, pod, claims.extendedClaim(ctx, pod))
+			pod := runPod(ctx, spec.ns, extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resourceName: 1}}}))
+			expectMappedGPUs(ctx, pod, spec.claims.extendedClaim(ctx, pod))
 			containerIDs[name] = pod.Status.ContainerStatuses[0].ContainerID
 		}
 		expectStillRunning := func(what string) {
@@ -102,7 +95,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 			Consistently(ctx, func() (map[string]string, error) {
 				got := map[string]string{}
 				for name := range running {
-					p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+					p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, name, metav1.GetOptions{})
 					if err != nil {
 						return nil, err
 					}
@@ -120,62 +113,65 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		}
 
 		pluginNodes := devicePluginNodes(ctx)
-		By("restarting the kubelet of node " + draNode + " with DRAExtendedResource=false")
-		original := restartKubeletWith(ctx, draNode, func(args []string) []string {
+		By("restarting the kubelet of node " + spec.draNode + " with DRAExtendedResource=false")
+		kubelet := kubeletComponent(ctx, spec.draNode)
+		original := componentArgs(ctx, kubelet)
+		DeferCleanup(func(ctx context.Context) {
+			// Whatever happened, also a kubelet that did not get ready
+			// with the gate off, the node gets its kubelet back as it was.
+			if slices.Contains(componentArgs(ctx, kubelet), "--feature-gates=DRAExtendedResource=false") {
+				restartComponent(ctx, kubelet, original)
+				giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
+			}
+		})
+		restartKubeletWith(ctx, spec.draNode, func(args []string) []string {
 			// A flag wins over the config file's featureGates.
 			return append(args, "--feature-gates=DRAExtendedResource=false")
 		})
-		DeferCleanup(func(ctx context.Context) {
-			// Whatever happened, the node gets its kubelet back as it was.
-			if kubelet := findHostProcess("kubelet*.pid", "--hostname-override="+draNode); slices.Contains(kubelet.args, "--feature-gates=DRAExtendedResource=false") {
-				restartKubeletWith(ctx, draNode, func([]string) []string { return original })
-				giveBackDevicePlugin(ctx, draNode, pluginNodes)
-			}
-		})
-		giveBackDevicePlugin(ctx, draNode, pluginNodes)
+		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
 		expectStillRunning("gate off")
 
 		By("a new pod that the scheduler gives a claim fails with a reason naming the gate, and its claim goes")
-		pod, err := cluster.client.CoreV1().Pods(ns).Create(ctx, extendedPod("new-gate-off", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}), metav1.CreateOptions{})
+		pod, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, extendedPod("new-gate-off", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 			pod = p
 			return string(p.Status.Phase) + " " + p.Status.Reason + ": " + p.Status.Message, err
 		}).WithTimeout(time.Minute).Should(And(
 			HavePrefix("Failed DRAExtendedResourceDisabled: "),
-			ContainSubstring(`container "app" requests nvidia.com/gpu through ResourceClaim `+ns+"/"),
+			ContainSubstring(`container "app" requests nvidia.com/gpu through ResourceClaim `+spec.ns+"/"),
 			ContainSubstring("the feature gate DRAExtendedResource is disabled on the kubelet")))
 		Expect(pod.Status.ExtendedResourceClaimStatus).NotTo(BeNil())
 		claimName := pod.Status.ExtendedResourceClaimStatus.ResourceClaimName
 		Eventually(ctx, func() error {
-			_, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, claimName, metav1.GetOptions{})
+			_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claimName, metav1.GetOptions{})
 			return err
 		}).WithTimeout(30*time.Second).Should(Satisfy(apierrors.IsNotFound), "claim %s of the rejected pod is not deleted", claimName)
 
 		By("restarting the kubelet with the gate on again")
-		restartKubeletWith(ctx, draNode, func([]string) []string { return original })
-		giveBackDevicePlugin(ctx, draNode, pluginNodes)
+		restartKubeletWith(ctx, spec.draNode, func([]string) []string { return original })
+		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
 		expectStillRunning("gate on again")
 		if os.Getenv("E2E_PODRESOURCES") != "" {
 			for name := range running {
-				p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, name, metav1.GetOptions{})
 				Expect(err).NotTo(HaveOccurred())
-				claim := claims.extendedClaim(ctx, p)
+				claim := spec.claims.extendedClaim(ctx, p)
 				Eventually(ctx, func() []string {
 					return podResources(ctx, p)["app"].dynamicDevices()
 				}).WithTimeout(30*time.Second).Should(ConsistOf(mappedDevices(p, claim, "app")), "devices the kubelet reports for pod %s", name)
 			}
 		}
-		runPod(ctx, ns, extendedPod("new-gate-on", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		runPod(ctx, spec.ns, extendedPod("new-gate-on", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 	})
 
 	It("the extended resource claim of a pod deleted with --cascade=orphan is deleted", func(ctx context.Context) {
-		pod := runPod(ctx, ns, extendedPod("orphan", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
-		claim := claims.extendedClaim(ctx, pod)
-		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)})).To(Succeed())
+		pod := runPod(ctx, spec.ns, extendedPod("orphan", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		claim := spec.claims.extendedClaim(ctx, pod)
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, pod.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)})).To(Succeed())
 		Eventually(ctx, func() (string, error) {
-			c, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
+			c, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claim.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return "", nil
 			}
@@ -186,18 +182,3 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		}).WithTimeout(time.Minute).Should(BeEmpty(), "claim %s of the orphaning deleted pod is still there", claim.Name)
 	})
 })
-
-// nodeSliceUIDs lists the UIDs of the example driver's ResourceSlices of the
-// node.
-func nodeSliceUIDs(ctx context.Context, node string) []string {
-	GinkgoHelper()
-	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	var uids []string
-	for _, s := range list.Items {
-		if s.Spec.Driver == *driverName && s.Spec.NodeName == node {
-			uids = append(uids, string(s.UID))
-		}
-	}
-	return uids
-}

@@ -5,68 +5,15 @@ package e2e
 
 import (
 	"context"
-	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
-
-// The typed fields come from the patched k8s.io modules that make staging
-// exports (see staging/README.md): what the apiserver stores and serves is
-// read through them.
-
-func createDeviceClass(ctx context.Context, extendedResourceName string) (*resourcev1beta1.DeviceClass, error) {
-	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourcev1beta1.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-"},
-		Spec:       resourcev1beta1.DeviceClassSpec{ExtendedResourceName: &extendedResourceName},
-	}, metav1.CreateOptions{})
-	if err == nil {
-		DeferCleanup(func(ctx context.Context) {
-			Expect(cluster.client.ResourceV1beta1().DeviceClasses().Delete(ctx, class.Name, metav1.DeleteOptions{})).To(Succeed())
-		})
-	}
-	return class, err
-}
-
-var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
-	It("is written through v1beta1 and read back through v1beta2", func(ctx context.Context) {
-		requireGate("DRAExtendedResource")
-		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
-		Expect(err).NotTo(HaveOccurred())
-		got, err := cluster.client.ResourceV1beta2().DeviceClasses().Get(ctx, created.Name, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Spec.ExtendedResourceName).To(HaveValue(Equal("example.com/e2e-gpu")), "v1beta2 serves the field")
-	})
-
-	DescribeTable("rejects invalid names with an error that names the field",
-		func(ctx context.Context, name string) {
-			requireGate("DRAExtendedResource")
-			_, err := createDeviceClass(ctx, name)
-			Expect(err).To(HaveOccurred())
-			Expect(err.Error()).To(ContainSubstring("spec.extendedResourceName"))
-		},
-		Entry("no domain", "gpu"),
-		Entry("the reserved kubernetes.io domain", "kubernetes.io/gpu"),
-		Entry("the implicit class prefix", "deviceclass.resource.kubernetes.io/x"),
-		Entry("a requests. prefix", "requests.example.com/gpu"),
-		Entry("an empty string", ""),
-	)
-
-	It("is dropped when the DRAExtendedResource gate is off", func(ctx context.Context) {
-		if cluster.gates["DRAExtendedResource"] {
-			Skip("feature gate DRAExtendedResource is on in the kube-apiserver")
-		}
-		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(created.Spec.ExtendedResourceName).To(BeNil(), "the field must be dropped")
-	})
-})
 
 // Beyond upstream (patch 0008): skip with -ginkgo.label-filter=!beyond-upstream
 // against clusters of other builds. Pods are created with dryRun=All: the
@@ -125,24 +72,3 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		Entry("whole devices, request equal to limit", "2", "2", ""),
 	)
 })
-
-// warningRecorder keeps the warnings that the apiserver returns.
-type warningRecorder struct {
-	mu       sync.Mutex
-	warnings []string
-}
-
-func (w *warningRecorder) HandleWarningHeader(code int, _ string, text string) {
-	if code != 299 || text == "" {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.warnings = append(w.warnings, text)
-}
-
-func (w *warningRecorder) list() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.warnings...)
-}
