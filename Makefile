@@ -19,6 +19,8 @@ export FEATURE_GATES
 export KUBELET_FEATURE_GATES
 export KBIN
 export E2E_ARGS
+export E2E_DRILL_CHURN_PODS
+export E2E_DRILL_APISERVER_PODS
 export SKIP_CLUSTER
 export DOCKER
 export DRIVER
@@ -28,7 +30,7 @@ export KEEP_DOCKER
 export ARGS
 export NODE_IMAGE
 
-.PHONY: help test unit verify e2e perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -52,6 +54,9 @@ verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, log
 
 e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 	@bash scripts/test/e2e.sh
+
+drills: ## On a running cluster (make up NODES=3): the drills under load and faults, one line of figures each (E2E_ARGS=-ginkgo.focus=D2)
+	@bash scripts/test/drills.sh
 
 perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
 	@bash scripts/test/perf.sh

@@ -116,6 +116,13 @@ E2E_ARGS=${E2E_ARGS:-}
 # GPUs per node the e2e suite may count on (empty: 8 against the local cluster,
 # whose mock profile has 8; unknown elsewhere).
 E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
+# Which specs by Ginkgo label: the suite leaves the drills (label drill) to make drills.
+E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill}
+# How long the e2e suite may take (go test -timeout).
+E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
+# make drills: pods of D1 (churn with a crashing scheduler) and of D4 (apiserver kill).
+E2E_DRILL_CHURN_PODS=${E2E_DRILL_CHURN_PODS:-500}
+E2E_DRILL_APISERVER_PODS=${E2E_DRILL_APISERVER_PODS:-100}
 # Where the e2e suite saves objects and events of failed specs.
 E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).

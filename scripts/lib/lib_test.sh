@@ -133,6 +133,19 @@ if [[ $got == "$want"* && $(errors "$got") == 1 && $got == *"ERROR: sleeper is n
 else
 	fail "proc.sh" "$got"
 fi
+# A crash and a start right after it: a new process, under the same name.
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(run_lib 'PROC_DIR='"'$T/proc'"'
+proc_define crashy -- sleep 302
+proc_start crashy
+old=$(proc_pid crashy)
+proc_signal crashy KILL
+proc_alive crashy || echo gone
+proc_start crashy 2>/dev/null
+proc_alive crashy && [[ $(proc_pid crashy) != "$old" ]] && echo "started again"
+proc_stop crashy 2>/dev/null')
+# (bash may report the killed job of its own: the process is its child here.)
+if [[ $got == *$'gone\n'*$'started again\nrc=0' ]]; then pass "proc.sh: SIGKILL waits until the process is gone; a start then runs a new one"; else fail "proc.sh: SIGKILL and start" "$got"; fi
 # A process that ignores SIGTERM is killed after the timeout.
 # shellcheck disable=SC2016 # expanded by the inner bash
 got=$(run_lib 'PROC_DIR='"'$T/proc'"'

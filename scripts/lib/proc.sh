@@ -126,10 +126,20 @@ proc_start() {
 	echo "$! $(proc_program "${args[@]}")" >"$dir/$name.pid"
 }
 
-# proc_signal NAME SIG: send SIG (TERM, KILL, HUP, ...) to NAME, not waiting.
+# proc_signal NAME SIG: send SIG (TERM, KILL, HUP, ...) to NAME. Only after
+# KILL does it wait (up to 10 s) until the process is gone, so that a start
+# right after it starts a new one.
 proc_signal() {
+	local pid
 	proc_alive "$1" || die "$1 is not running: no SIG$2 sent"
-	kill -s "$2" "$(proc_pid "$1")" || die "could not send SIG$2 to $1 (pid $(proc_pid "$1"))"
+	pid=$(proc_pid "$1")
+	kill -s "$2" "$pid" || die "could not send SIG$2 to $1 (pid $pid)"
+	[[ $2 == KILL || $2 == 9 ]] || return 0
+	for _ in $(seq 1 50); do
+		proc_alive "$1" || return 0
+		sleep 0.2
+	done
+	die "$1 (pid $pid) is still there 10 s after SIGKILL"
 }
 
 # proc_stop NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (15). A

@@ -31,6 +31,8 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	# The restart specs stop a kubelet, driver or scheduler and start it
 	# again through the cluster's process control (scripts/cluster/ctl.sh).
 	export E2E_CLUSTER_CTL="$DRAEXT_ROOT/scripts/cluster/ctl.sh"
+	# The drills ask the nodes' containerd about containers (crictl inspect).
+	export E2E_CRICTL="$CBIN/crictl" E2E_CRI_SOCKETS="$RUN_DIR/node*/containerd.sock"
 fi
 if [[ $(realpath -m "$KUBECONFIG") == "$(realpath -m "$OUTPUT_DIR/kind/kubeconfig")" && -z ${E2E_REQUIRE+set} ]]; then
 	# make kind-up deploys the driver as a DaemonSet: a spec that needs it
@@ -48,6 +50,7 @@ start=$(now_s)
 color=()
 [[ -t 1 ]] || color=(-ginkgo.no-color)
 # shellcheck disable=SC2086 # E2E_ARGS is a list of flags
-(cd "$DRAEXT_ROOT/e2e" && staging_go test -v -count=1 -timeout 30m . -args -ginkgo.v "${color[@]}" $E2E_ARGS) ||
+(cd "$DRAEXT_ROOT/e2e" && staging_go test -v -count=1 -timeout "$E2E_TIMEOUT" . -args -ginkgo.v "${color[@]}" \
+	-ginkgo.label-filter="$E2E_LABEL_FILTER" $E2E_ARGS) ||
 	die "the e2e suite failed" "objects and events of failed specs: ${E2E_ARTIFACTS#"$DRAEXT_ROOT"/}"
 log "e2e suite passed ($(($(now_s) - start))s)"

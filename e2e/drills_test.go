@@ -1,0 +1,361 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// The drills of make drills (issue 26): the local cluster under load and
+// faults, each bounded in time and count, each ending with one line of
+// figures (drillReport). They run only with -ginkgo.label-filter=drill.
+var _ = Describe("Drills", Label(drillLabel), func() {
+	spec := extendedSpecs()
+
+	It("D1 churn with a crashing scheduler", func(ctx context.Context) {
+		nodes := draNodes(ctx, 2)
+		count := envInt("E2E_DRILL_CHURN_PODS", 500)
+		const burst = 50
+		watch := watchDevices(ctx)
+		start := time.Now()
+		kills := 0
+		for created := 0; created < count; {
+			// At most two bursts outstanding: the drill is about the
+			// scheduler, not about how many pods a node can start at once.
+			Eventually(ctx, func(g Gomega) int {
+				succeeded, failed, err := podCounts(ctx, spec.ns)
+				g.Expect(err).NotTo(HaveOccurred())
+				Expect(failed).To(BeEmpty(), "failed pods")
+				return created - succeeded
+			}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(BeNumerically("<=", burst), "pods outstanding")
+			for i := 0; i < burst && created < count; i++ {
+				pod := shortGPUPod(fmt.Sprintf("churn-%03d", created), 1, nodes)
+				createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
+					_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+					return err
+				})
+				created++
+			}
+			// Three crashes, spread over the run, in the middle of a burst's scheduling.
+			if kills < 3 && created >= (kills+1)*count/4 {
+				time.Sleep(300 * time.Millisecond)
+				By(fmt.Sprintf("SIGKILL kube-scheduler (%d of 3) after %d pods", kills+1, created))
+				clusterCtl(ctx, "signal", "kube-scheduler", "KILL")
+				clusterCtl(ctx, "start", "kube-scheduler")
+				kills++
+			}
+		}
+		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
+		elapsed := time.Since(start)
+		Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+		var left []string
+		Eventually(ctx, func() ([]string, error) {
+			var err error
+			left, err = allocatedClaims(ctx, spec.ns)
+			return left, err
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims still allocated after every pod is done and deleted")
+		doubles, _ := watch.result("")
+		drillReport("D1 churn", "%d of %d pods completed in %s on %d DRA nodes, kube-scheduler SIGKILLed %d times; devices in two allocations at once: %d; extended resource claims left allocated: %d",
+			count, count, elapsed.Round(time.Second), len(nodes), kills, len(doubles), len(left))
+		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
+	})
+
+	It("D2 extended resources and claim templates race for one node", func(ctx context.Context) {
+		node := spec.draNode
+		gpus := nodeGPUs(ctx, node)
+		const extended, templated = 64, 16
+		watch := watchDevices(ctx)
+		template := &resourceapi.ResourceClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+			}}}}},
+		}
+		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(spec.ns).Create(ctx, template, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var pods []*v1.Pod
+		for i := range extended {
+			pods = append(pods, shortGPUPod(fmt.Sprintf("extended-%02d", i), 2, []string{node}))
+		}
+		for i := range templated {
+			pod := shortGPUPod(fmt.Sprintf("template-%02d", i), 2, []string{node})
+			pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
+			pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+			pods = append(pods, pod)
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for _, pod := range pods {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+				Expect(err).NotTo(HaveOccurred())
+			}()
+		}
+		wg.Wait()
+		waitSucceeded(ctx, spec.ns, len(pods), 10*time.Minute)
+		doubles, maxInUse := watch.result(node)
+		drillReport("D2 race", "%d nvidia.com/gpu and %d claim-template pods at once on %s (%d GPUs): all completed in %s; most GPUs allocated at once: %d; devices in two allocations at once: %d",
+			extended, templated, node, gpus, time.Since(start).Round(time.Second), maxInUse, len(doubles))
+		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
+		Expect(maxInUse).To(BeNumerically("<=", gpus), "GPUs allocated at once on %s", node)
+		Expect(maxInUse).To(BeNumerically(">", 1), "the race had no concurrency to check")
+	})
+
+	It("D4 kube-apiserver SIGKILLed during a burst", func(ctx context.Context) {
+		nodes := draNodes(ctx, 1)
+		count := envInt("E2E_DRILL_APISERVER_PODS", 100)
+		var created atomic.Int32
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			for i := range count {
+				pod := shortGPUPod(fmt.Sprintf("burst-%03d", i), 1, nodes)
+				createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
+					_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+					return err
+				})
+				created.Add(1)
+			}
+		}()
+		Eventually(ctx, created.Load).WithTimeout(2*time.Minute).Should(BeNumerically(">=", count/3), "pods created before the kill")
+		By("SIGKILL kube-apiserver, then start it again")
+		clusterCtl(ctx, "signal", "kube-apiserver", "KILL")
+		clusterCtl(ctx, "start", "kube-apiserver")
+		Eventually(done).WithTimeout(5 * time.Minute).Should(BeClosed())
+		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
+
+		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		unmapped, rejected := 0, 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" && p.Status.ExtendedResourceClaimStatus == nil {
+				unmapped++
+			}
+			if p.Status.Reason == "UnallocatedExtendedResource" {
+				rejected++
+			}
+		}
+		for _, reason := range podEventReasonsAll(ctx, spec.ns) {
+			if reason == "UnallocatedExtendedResource" {
+				rejected++
+			}
+		}
+		By("waiting 2 minutes for the claims of gone or unbound pods to go")
+		Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+		var orphans []string
+		Eventually(ctx, func() ([]string, error) {
+			claims, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).List(ctx, metav1.ListOptions{})
+			orphans = nil
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range claims.Items {
+				orphans = append(orphans, c.Name)
+			}
+			return orphans, nil
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims of gone pods")
+		drillReport("D4 apiserver kill", "%d pods completed; pods bound without a mapping: %d; claims of gone or unbound pods after 2 minutes: %d; UnallocatedExtendedResource rejections: %d",
+			count, unmapped, len(orphans), rejected)
+		Expect(unmapped).To(BeZero(), "pods bound without a mapping")
+		Expect(rejected).To(BeZero(), "UnallocatedExtendedResource rejections")
+	})
+
+	It("D5 kube-controller-manager restarted while pods complete", func(ctx context.Context) {
+		node := spec.draNode
+		const count = 24
+		for i := range count {
+			pod := shortGPUPod(fmt.Sprintf("complete-%02d", i), 3, []string{node})
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Eventually(ctx, func(g Gomega) int {
+			succeeded, failed, err := podCounts(ctx, spec.ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			Expect(failed).To(BeEmpty(), "failed pods")
+			return succeeded
+		}).WithTimeout(5*time.Minute).Should(BeNumerically(">=", 4), "pods completed before the restart")
+		By("restarting kube-controller-manager")
+		clusterCtl(ctx, "restart", "kube-controller-manager")
+		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
+		start := time.Now()
+		var left []string
+		Eventually(ctx, func() ([]string, error) {
+			var err error
+			left, err = allocatedClaims(ctx, spec.ns)
+			return left, err
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims of completed pods still allocated")
+		drillReport("D5 controller-manager restart", "%d pods completed across a kube-controller-manager restart; claims still allocated: %d, all released %s after the last pod completed",
+			count, len(left), time.Since(start).Round(time.Second))
+	})
+
+	It("D6 a force-deleted pod's GPU goes to the next pod only after its container stopped", func(ctx context.Context) {
+		requireCRI()
+		node := spec.draNode
+		gpus := nodeGPUs(ctx, node)
+		By(fmt.Sprintf("filling node %s with %d one-GPU pods", node, gpus))
+		var running []*v1.Pod
+		for i := range gpus {
+			pod := shortGPUPod(fmt.Sprintf("hold-%d", i), 3600, []string{node})
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		for i := range gpus {
+			Eventually(ctx, func() (v1.PodPhase, error) {
+				p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, fmt.Sprintf("hold-%d", i), metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				if p.Status.Phase == v1.PodRunning {
+					running = append(running, p)
+				}
+				return p.Status.Phase, nil
+			}).WithTimeout(3 * time.Minute).Should(Equal(v1.PodRunning))
+		}
+		victim := running[0]
+		victimGPUs := visibleDevices(ctx, spec.ns, victim.Name)
+		victimContainer := containerID(victim, "app")
+
+		By("force-deleting " + victim.Name + " and creating the next pod at once")
+		deleted := time.Now()
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, victim.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})).To(Succeed())
+		// The kubelet removes the containers of a deleted pod soon after they
+		// stop: read the old one's end while it is there.
+		victimEnded := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			victimEnded <- criTime(criInspectEventually(ctx, victimContainer, "finishedAt").Status.FinishedAt)
+		}()
+		next := createPodWithin(ctx, spec.ns, shortGPUPod("next", 3600, []string{node}), v1.PodRunning, 3*time.Minute)
+		toRunning := time.Since(deleted)
+		nextGPUs := visibleDevices(ctx, spec.ns, next.Name)
+		Expect(nextGPUs).To(Equal(victimGPUs), "the node had no other GPU free")
+
+		nextStart := criTime(criInspectEventually(ctx, containerID(next, "app"), "startedAt").Status.StartedAt)
+		var victimEnd time.Time
+		Eventually(victimEnded).WithTimeout(time.Minute).Should(Receive(&victimEnd))
+		overlap := victimEnd.Sub(nextStart)
+		drillReport("D6 force delete", "next pod Running %.1fs after the force delete of a running pod, with its GPU %s; the old container stopped %s before the new one started (overlap: %v)",
+			toRunning.Seconds(), nextGPUs, (-overlap).Round(time.Millisecond), overlap > 0)
+		Expect(victimEnd.Before(nextStart)).To(BeTrue(), "GPU %s was in two running containers at once: the old container stopped at %s, the new one started at %s",
+			nextGPUs, victimEnd.Format(time.RFC3339Nano), nextStart.Format(time.RFC3339Nano))
+	})
+
+	It("D7 quota holds under 20 concurrent creates", func(ctx context.Context) {
+		const hard, creates = 4, 20
+		names := []v1.ResourceName{
+			"requests." + gpuResource,
+			v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
+			v1.ResourceName(*className + ".deviceclass.resource.k8s.io/devices"),
+		}
+		quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{}}}
+		for _, n := range names {
+			quota.Spec.Hard[n] = *resource.NewQuantity(hard, resource.DecimalSI)
+		}
+		_, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Create(ctx, quota, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(ctx, func() (int, error) {
+			q, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Get(ctx, "gpus", metav1.GetOptions{})
+			return len(q.Status.Hard), err
+		}).WithTimeout(time.Minute).Should(Equal(len(names)), "the quota controller has not computed the quota")
+
+		var maxUsed atomic.Int64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(sampled)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				q, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Get(ctx, "gpus", metav1.GetOptions{})
+				if err != nil {
+					continue
+				}
+				for _, n := range names {
+					if used, ok := q.Status.Used[n]; ok && used.Value() > maxUsed.Load() {
+						maxUsed.Store(used.Value())
+					}
+				}
+			}
+		}()
+		var admitted atomic.Int32
+		var wg sync.WaitGroup
+		for i := range creates {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				pod := shortGPUPod(fmt.Sprintf("quota-%02d", i), 30, []string{spec.draNode})
+				_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+				if err == nil {
+					admitted.Add(1)
+					return
+				}
+				Expect(apierrors.IsForbidden(err)).To(BeTrue(), "create of %s: %v", pod.Name, err)
+				Expect(err.Error()).To(ContainSubstring("exceeded quota"))
+			}()
+		}
+		wg.Wait()
+		// Let the admitted pods run and the quota controller catch up.
+		time.Sleep(10 * time.Second)
+		close(stop)
+		<-sampled
+		drillReport("D7 quota", "%d concurrent creates against a quota of %d GPUs in %d names: %d admitted, most used: %d",
+			creates, hard, len(names), admitted.Load(), maxUsed.Load())
+		Expect(admitted.Load()).To(BeNumerically("<=", hard), "pods admitted")
+		Expect(admitted.Load()).To(BeNumerically(">", 0), "pods admitted")
+		Expect(maxUsed.Load()).To(BeNumerically("<=", hard), "quota used")
+	})
+})
+
+// envInt is the environment variable as a positive number, or def.
+func envInt(name string, def int) int {
+	GinkgoHelper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	Expect(err).NotTo(HaveOccurred(), "%s=%q is not a number", name, v)
+	Expect(n).To(BeNumerically(">", 0), "%s", name)
+	return n
+}
+
+// criInspectEventually inspects the container until the field (startedAt or
+// finishedAt) is set.
+func criInspectEventually(ctx context.Context, id, field string) criContainer {
+	GinkgoHelper()
+	var c criContainer
+	Eventually(ctx, func() (time.Time, error) {
+		var err error
+		c, err = criInspect(ctx, id)
+		if field == "startedAt" {
+			return criTime(c.Status.StartedAt), err
+		}
+		return criTime(c.Status.FinishedAt), err
+	}).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).ShouldNot(BeZero(), "%s of container %s", field, id)
+	return c
+}
