@@ -7,7 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +121,94 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
 		Expect(maxInUse).To(BeNumerically("<=", gpus), "GPUs allocated at once on %s", node)
 		Expect(maxInUse).To(BeNumerically(">", 1), "the race had no concurrency to check")
+	})
+
+	It("D3 node faults: driver crash under load, kubelet down, reboot", func(ctx context.Context) {
+		requireCRI()
+		node := spec.draNode
+		pluginNodes := devicePluginNodes(ctx)
+		driver := component(ctx, "draext-gpu*", "--node-name="+node)
+		kubelet := kubeletComponent(ctx, node)
+
+		By("SIGKILL the driver of " + node + " while 16 pods are prepared")
+		const load = 16
+		for i := range load {
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, shortGPUPod(fmt.Sprintf("load-%02d", i), 2, []string{node}), metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Eventually(ctx, func() (int, error) {
+			claims, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).List(ctx, metav1.ListOptions{})
+			return len(claims.Items), err
+		}).WithTimeout(2*time.Minute).Should(BeNumerically(">=", 4), "claims allocated before the crash")
+		clusterCtl(ctx, "signal", driver, "KILL")
+		clusterCtl(ctx, "start", driver)
+		crashStart := time.Now()
+		waitSucceeded(ctx, spec.ns, load, 5*time.Minute)
+		crashFigure := time.Since(crashStart)
+		Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+
+		By("a pod created while the kubelet of " + node + " is down")
+		clusterCtl(ctx, "stop", kubelet)
+		DeferCleanup(func(ctx context.Context) {
+			// Whatever happened, the node gets its kubelet back.
+			clusterCtl(ctx, "start", kubelet)
+			giveBackDevicePlugin(ctx, node, pluginNodes)
+		})
+		// It restarts like a Deployment's pod: after the reboot stand-in the
+		// kubelet must create its container again.
+		waiting := shortGPUPod("while-down", 3600, []string{node})
+		waiting.Spec.RestartPolicy = v1.RestartPolicyAlways
+		waiting, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, waiting, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		time.Sleep(5 * time.Second)
+		clusterCtl(ctx, "start", kubelet)
+		back := time.Now()
+		giveBackDevicePlugin(ctx, node, pluginNodes)
+		waiting = waitRunning(ctx, spec.ns, waiting.Name, 3*time.Minute)
+		downFigure := time.Since(back)
+		gpus := visibleDevices(ctx, spec.ns, waiting.Name)
+		Expect(gpus).NotTo(BeEmpty(), "GPUs of the pod created while the kubelet was down")
+		firstContainer := containerID(waiting, "app")
+
+		By("reboot stand-in: kubelet and driver stopped, the node's sandboxes removed, its CDI directory wiped")
+		cdiRoot := ""
+		for _, a := range componentArgs(ctx, driver) {
+			if v, ok := strings.CutPrefix(a, "--cdi-root="); ok {
+				cdiRoot = v
+			}
+		}
+		Expect(cdiRoot).NotTo(BeEmpty(), "the driver of %s has no --cdi-root", node)
+		socket := criSocketOf(ctx, firstContainer)
+		clusterCtl(ctx, "stop", kubelet)
+		clusterCtl(ctx, "stop", driver)
+		out, err := exec.CommandContext(ctx, os.Getenv("E2E_CRICTL"), "--runtime-endpoint", "unix://"+socket, "rmp", "--all", "--force").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "crictl rmp --all on %s: %s", socket, out)
+		specs, err := filepath.Glob(filepath.Join(cdiRoot, "*"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, f := range specs {
+			Expect(os.RemoveAll(f)).To(Succeed())
+		}
+		clusterCtl(ctx, "start", driver)
+		clusterCtl(ctx, "start", kubelet)
+		rebooted := time.Now()
+		giveBackDevicePlugin(ctx, node, pluginNodes)
+		Eventually(ctx, func() (string, error) {
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, waiting.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			for _, s := range p.Status.ContainerStatuses {
+				if s.Name == "app" && s.State.Running != nil && !strings.HasSuffix(s.ContainerID, firstContainer) {
+					return "running again", nil
+				}
+			}
+			return string(p.Status.Phase), nil
+		}).WithTimeout(3*time.Minute).WithPolling(500*time.Millisecond).Should(Equal("running again"), "the pod's container is not recreated after the reboot stand-in")
+		rebootFigure := time.Since(rebooted)
+		// The recreated container prints its GPUs again: the same ones.
+		Eventually(ctx, func() string { return lastGPUs(ctx, spec.ns, waiting.Name) }).WithTimeout(time.Minute).Should(Equal(gpus), "GPUs after the reboot stand-in")
+		drillReport("D3 node faults", "driver SIGKILLed under load: %d pods completed %s after its restart; a pod created while the kubelet was down: Running %.1fs after it came back; reboot stand-in (sandboxes removed, CDI wiped): container recreated with its GPUs %.1fs after kubelet and driver started",
+			load, crashFigure.Round(time.Second), downFigure.Seconds(), rebootFigure.Seconds())
 	})
 
 	It("D4 kube-apiserver SIGKILLed during a burst", func(ctx context.Context) {

@@ -192,8 +192,9 @@ func (w *deviceWatch) result(node string) (doubles []string, maxInUse int) {
 	return slices.Clone(w.doubles), maxInUse
 }
 
-// shortGPUPod is a pod that asks for one nvidia.com/gpu, runs for the
-// seconds and ends, scheduled on one of the nodes (hostname In nodes).
+// shortGPUPod is a pod that asks for one nvidia.com/gpu, prints its GPUs
+// (printGPUsCommand), runs for the seconds and ends, scheduled on one of the
+// nodes (hostname In nodes).
 func shortGPUPod(name string, seconds int, nodes []string) *v1.Pod {
 	pod := extendedPod(name, nodes[0], nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 	pod.Spec.NodeSelector = nil
@@ -202,7 +203,7 @@ func shortGPUPod(name string, seconds int, nodes []string) *v1.Pod {
 			Key: "kubernetes.io/hostname", Operator: v1.NodeSelectorOpIn, Values: nodes,
 		}}}},
 	}}}
-	pod.Spec.Containers[0].Command = []string{"sh", "-c", fmt.Sprintf("sleep %d", seconds)}
+	pod.Spec.Containers[0].Command = []string{"sh", "-c", fmt.Sprintf("%s; sleep %d", printGPUsCommand, seconds)}
 	return pod
 }
 
@@ -338,4 +339,50 @@ func podEventReasonsAll(ctx context.Context, ns string) []string {
 		reasons = append(reasons, e.Reason)
 	}
 	return reasons
+}
+
+// criSocketOf is the CRI socket (of E2E_CRI_SOCKETS) of the node that runs
+// the container.
+func criSocketOf(ctx context.Context, id string) string {
+	GinkgoHelper()
+	sockets, err := filepath.Glob(os.Getenv("E2E_CRI_SOCKETS"))
+	Expect(err).NotTo(HaveOccurred())
+	for _, socket := range sockets {
+		if exec.CommandContext(ctx, os.Getenv("E2E_CRICTL"), "--runtime-endpoint", "unix://"+socket, "inspect", id).Run() == nil {
+			return socket
+		}
+	}
+	Fail(fmt.Sprintf("no node of %s knows container %s", os.Getenv("E2E_CRI_SOCKETS"), id))
+	return ""
+}
+
+// waitRunning waits until the pod runs and returns it.
+func waitRunning(ctx context.Context, ns, name string, timeout time.Duration) *v1.Pod {
+	GinkgoHelper()
+	var pod *v1.Pod
+	Eventually(ctx, func() (v1.PodPhase, error) {
+		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		pod = p
+		return p.Status.Phase, nil
+	}).WithTimeout(timeout).Should(Equal(v1.PodRunning), "pod %s/%s", ns, name)
+	return pod
+}
+
+// lastGPUs is the GPU list of the last GPUS= line in the log of the pod's
+// running container ("" before it printed one).
+func lastGPUs(ctx context.Context, ns, pod string) string {
+	data, err := cluster.client.CoreV1().Pods(ns).GetLogs(pod, &v1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, gpusLinePrefix); ok {
+			last = sortedList(v)
+		}
+	}
+	return last
 }
