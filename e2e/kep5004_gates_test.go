@@ -1,0 +1,205 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The gate cycle (issue 26): DRAExtendedResource turned off and on again in
+// a running cluster, component by component, with pods running. The order
+// follows who depends on whom: on, kube-apiserver first (it stores the
+// fields), then kube-controller-manager, the kubelets (they must prepare an
+// extended resource claim before the scheduler makes one) and kube-scheduler
+// last; off, the reverse.
+
+// gateComponent is a component of the local cluster with its command line
+// as make up started it.
+type gateComponent struct {
+	name string
+	args []string
+}
+
+// gateCycleComponents are the components in the order of turning a gate on
+// (the two of the control plane first, kube-scheduler last):
+// kube-apiserver, kube-controller-manager, the kubelets (those of
+// device-plugin nodes last: the device plugin registers with the kubelet
+// started last) and kube-scheduler.
+func gateCycleComponents(ctx context.Context, pluginNodes []string) []gateComponent {
+	GinkgoHelper()
+	out, err := runClusterCtl(ctx, "find", "kubelet*")
+	Expect(err).NotTo(HaveOccurred(), "the kubelets of the cluster")
+	kubelets := strings.Fields(out)
+	var plugin []string
+	for _, node := range pluginNodes {
+		plugin = append(plugin, kubeletComponent(ctx, node))
+	}
+	slices.SortStableFunc(kubelets, func(a, b string) int {
+		switch ia, ib := slices.Contains(plugin, a), slices.Contains(plugin, b); {
+		case ia && !ib:
+			return 1
+		case !ia && ib:
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
+	names := append(append([]string{"kube-apiserver", "kube-controller-manager"}, kubelets...), "kube-scheduler")
+	var components []gateComponent
+	for _, name := range names {
+		components = append(components, gateComponent{name: name, args: componentArgs(ctx, name)})
+	}
+	return components
+}
+
+// withGate is the command line with the gate set to the value: in every
+// --feature-gates flag it has, or in one it gets (the kubelet has its gates
+// in its config file; a flag wins over it).
+func withGate(args []string, gate string, value bool) []string {
+	setting := fmt.Sprintf("%s=%t", gate, value)
+	out := slices.Clone(args)
+	found := false
+	for i, a := range out {
+		list, ok := strings.CutPrefix(a, "--feature-gates=")
+		if !ok {
+			continue
+		}
+		found = true
+		var gates []string
+		for _, g := range strings.Split(list, ",") {
+			if g != "" && !strings.HasPrefix(g, gate+"=") {
+				gates = append(gates, g)
+			}
+		}
+		out[i] = "--feature-gates=" + strings.Join(append(gates, setting), ",")
+	}
+	if !found {
+		out = append(out, "--feature-gates="+setting)
+	}
+	return out
+}
+
+// setGate restarts the components, in the order given, with the gate set to
+// the value, then reads the API server's gates again.
+func setGate(ctx context.Context, components []gateComponent, gate string, value bool) {
+	GinkgoHelper()
+	for _, c := range components {
+		By(fmt.Sprintf("restarting %s with %s=%t", c.name, gate, value))
+		restartComponent(ctx, c.name, withGate(c.args, gate, value))
+	}
+	Eventually(ctx, func() map[string]bool {
+		cluster.gates = apiserverGates(ctx)
+		return cluster.gates
+	}).WithTimeout(time.Minute).Should(HaveKeyWithValue(gate, value), "the API server's gates after the toggle")
+}
+
+// gateCycle is the spec "gate on, off, on".
+func gateCycle(ctx context.Context, spec *extendedSpec) {
+	GinkgoHelper()
+	pluginNodes := devicePluginNodes(ctx)
+	components := gateCycleComponents(ctx, pluginNodes)
+	// Off: the reverse, but the kubelets in the same order, so that the
+	// device plugin stays with the kubelet of its node (started last).
+	last := len(components) - 1
+	off := append(append([]gateComponent{components[last]}, components[2:last]...), components[1], components[0])
+	DeferCleanup(func(ctx context.Context) {
+		// Whatever happened, every component gets its command line back,
+		// in the order of turning the gate on.
+		for _, c := range components {
+			if !slices.Equal(componentArgs(ctx, c.name), c.args) {
+				restartComponent(ctx, c.name, c.args)
+			}
+		}
+		cluster.gates = apiserverGates(ctx)
+		if len(pluginNodes) > 0 {
+			Eventually(ctx, func() []string { return devicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
+		}
+	})
+	gpu := map[v1.ResourceName]int{gpuResource: 1}
+
+	By("gate on: two pods run through DRA")
+	running := runPod(ctx, spec.ns, extendedPod("running", spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}))
+	deleted := runPod(ctx, spec.ns, extendedPod("deleted-while-off", spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}))
+	runningGPUs := visibleDevices(ctx, spec.ns, running.Name)
+	runningContainer := running.Status.ContainerStatuses[0].ContainerID
+	runningClaim := spec.claims.extendedClaim(ctx, running)
+	deletedClaim := spec.claims.extendedClaim(ctx, deleted)
+	expectStillRunning := func(when string) {
+		GinkgoHelper()
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, running.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Status.Phase).To(Equal(v1.PodRunning), "%s: pod %s", when, p.Name)
+		Expect(p.Status.ContainerStatuses[0].ContainerID).To(Equal(runningContainer), "%s: the running pod's container was restarted", when)
+		Expect(p.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "%s: the stored extendedResourceClaimStatus of the running pod", when)
+		Expect(p.Status.ExtendedResourceClaimStatus.ResourceClaimName).To(Equal(runningClaim.Name), "%s", when)
+		Expect(lastGPUs(ctx, spec.ns, running.Name)).To(Equal(runningGPUs), "%s: GPUs of the running pod", when)
+		claim, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, runningClaim.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "%s: the running pod's claim", when)
+		Expect(claimDevices(claim)).To(Equal(claimDevices(runningClaim)), "%s: devices of the running pod's claim", when)
+	}
+
+	By("gate off, in the order kube-scheduler, kubelets, kube-controller-manager, kube-apiserver")
+	setGate(ctx, off, "DRAExtendedResource", false)
+	expectStillRunning("gate off")
+	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(class.Spec.ExtendedResourceName).NotTo(BeNil(), "the stored extendedResourceName of DeviceClass %s with the gate off", *className)
+
+	By("gate off: a nvidia.com/gpu pod pinned to the DRA node stays Pending without a claim")
+	pending, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, extendedPod("pending-while-off", spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(ctx, func() (string, error) {
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, pending.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+				return c.Message, nil
+			}
+		}
+		return string(p.Status.Phase), nil
+	}).WithTimeout(time.Minute).Should(ContainSubstring("Insufficient nvidia.com/gpu"), "why the pod is not scheduled with the gate off")
+	Expect(spec.claims.ownedBy(pending)).To(BeEmpty(), "claims of the pod created with the gate off")
+
+	By("gate off: deleting a pod still releases its claim")
+	Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, deleted.Name, metav1.DeleteOptions{})).To(Succeed())
+	Eventually(ctx, func() error {
+		_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, deletedClaim.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(2*time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s of the pod deleted with the gate off", deletedClaim.Name)
+
+	By("gate on again, in the order kube-apiserver, kube-controller-manager, kubelets, kube-scheduler")
+	setGate(ctx, components, "DRAExtendedResource", true)
+	expectStillRunning("gate on again")
+
+	By("gate on again: the pending pod runs through DRA, and so does a new one")
+	pendingNow := waitRunning(ctx, spec.ns, pending.Name, 3*time.Minute)
+	Expect(pendingNow.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "the pending pod runs through DRA")
+	fresh := runPod(ctx, spec.ns, extendedPod("new-after-on", spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}))
+	Expect(fresh.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "a new pod runs through DRA")
+
+	By("no claim leaks: every claim goes with its pod")
+	Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+	Eventually(ctx, func() ([]string, error) {
+		claims, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, c := range claims.Items {
+			names = append(names, c.Name)
+		}
+		return names, nil
+	}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims after every pod is deleted")
+}
