@@ -232,6 +232,10 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		By("SIGKILL kube-apiserver, then start it again")
 		clusterCtl(ctx, "signal", "kube-apiserver", "KILL")
 		clusterCtl(ctx, "start", "kube-apiserver")
+		// As a supervisor would: whatever exited without the API server runs again.
+		for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
+			clusterCtl(ctx, "start", name)
+		}
 		Eventually(done).WithTimeout(5 * time.Minute).Should(BeClosed())
 		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
 

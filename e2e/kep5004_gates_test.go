@@ -90,17 +90,43 @@ func withGate(args []string, gate string, value bool) []string {
 }
 
 // setGate restarts the components, in the order given, with the gate set to
-// the value, then reads the API server's gates again.
-func setGate(ctx context.Context, components []gateComponent, gate string, value bool) {
+// the value (the spec starts with the gate on, so on is the command line make
+// up gave them), waits until the device plugin serves the pluginNodes again, and
+// reads the API server's gates again.
+func setGate(ctx context.Context, components []gateComponent, pluginNodes []string, gate string, value bool) {
 	GinkgoHelper()
 	for _, c := range components {
 		By(fmt.Sprintf("restarting %s with %s=%t", c.name, gate, value))
-		restartComponent(ctx, c.name, withGate(c.args, gate, value))
+		args := c.args
+		if !value {
+			args = withGate(c.args, gate, false)
+		}
+		restartComponent(ctx, c.name, args)
+	}
+	// A component that was starting while kube-apiserver restarted may
+	// have exited (kube-controller-manager does when it cannot reach it);
+	// a supervisor (the kubelet of a static pod, systemd) would start it
+	// again, with its new command line.
+	superviseComponents(ctx, components)
+	if len(pluginNodes) > 0 {
+		// On this host every kubelet listens on the one device-plugin
+		// socket: the device plugin moved to each kubelet as it started,
+		// and must be back with its node's, started last.
+		Eventually(ctx, func() []string { return devicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
 	}
 	Eventually(ctx, func() map[string]bool {
 		cluster.gates = apiserverGates(ctx)
 		return cluster.gates
 	}).WithTimeout(time.Minute).Should(HaveKeyWithValue(gate, value), "the API server's gates after the toggle")
+}
+
+// superviseComponents starts again, with its recorded command line, every
+// component of the list that is not running.
+func superviseComponents(ctx context.Context, components []gateComponent) {
+	GinkgoHelper()
+	for _, c := range components {
+		clusterCtl(ctx, "start", c.name)
+	}
 }
 
 // gateCycle is the spec "gate on, off, on".
@@ -120,6 +146,7 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 				restartComponent(ctx, c.name, c.args)
 			}
 		}
+		superviseComponents(ctx, components)
 		cluster.gates = apiserverGates(ctx)
 		if len(pluginNodes) > 0 {
 			Eventually(ctx, func() []string { return devicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
@@ -149,7 +176,7 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 	}
 
 	By("gate off, in the order kube-scheduler, kubelets, kube-controller-manager, kube-apiserver")
-	setGate(ctx, off, "DRAExtendedResource", false)
+	setGate(ctx, off, pluginNodes, "DRAExtendedResource", false)
 	expectStillRunning("gate off")
 	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -179,15 +206,23 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 		return err
 	}).WithTimeout(2*time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s of the pod deleted with the gate off", deletedClaim.Name)
 
+	// While the kubelets restart, the device plugin, which every kubelet on
+	// this host shares, registers with each of them in turn: a pod pinned to
+	// the DRA node and pending across the toggle could be bound to that
+	// node's short-lived device-plugin capacity. The pods after the toggle
+	// are new ones.
+	Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, pending.Name, metav1.DeleteOptions{})).To(Succeed())
+
 	By("gate on again, in the order kube-apiserver, kube-controller-manager, kubelets, kube-scheduler")
-	setGate(ctx, components, "DRAExtendedResource", true)
+	setGate(ctx, components, pluginNodes, "DRAExtendedResource", true)
 	expectStillRunning("gate on again")
 
-	By("gate on again: the pending pod runs through DRA, and so does a new one")
-	pendingNow := waitRunning(ctx, spec.ns, pending.Name, 3*time.Minute)
-	Expect(pendingNow.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "the pending pod runs through DRA")
-	fresh := runPod(ctx, spec.ns, extendedPod("new-after-on", spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}))
-	Expect(fresh.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "a new pod runs through DRA")
+	By("gate on again: new pods run through DRA")
+	for _, name := range []string{"new-after-on", "another-after-on"} {
+		fresh := runPod(ctx, spec.ns, extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: gpu}}))
+		Expect(fresh.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s runs through DRA", name)
+		Expect(visibleDevices(ctx, spec.ns, name)).NotTo(BeEmpty(), "GPUs of pod %s", name)
+	}
 
 	By("no claim leaks: every claim goes with its pod")
 	Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
