@@ -17,6 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// lifecycleLabel marks the specs that restart the whole control plane and
+// every kubelet: make drills runs them with the drills; the suite of make
+// test leaves them out for now. A first run found that a DRA node's
+// ResourceSlice can stay gone when its kubelet restarts (and wipes it) a
+// few seconds after kube-apiserver did: the driver missed the delete and
+// never published it again. Until the driver checks its slice against the
+// API server, the spec would fail make test at random.
+const lifecycleLabel = "lifecycle"
+
 // The gate cycle (issue 26): DRAExtendedResource turned off and on again in
 // a running cluster, component by component, with pods running. The order
 // follows who depends on whom: on, kube-apiserver first (it stores the
@@ -95,6 +104,7 @@ func withGate(args []string, gate string, value bool) []string {
 // reads the API server's gates again.
 func setGate(ctx context.Context, components []gateComponent, pluginNodes []string, gate string, value bool) {
 	GinkgoHelper()
+	draNodesBefore := sliceNodes(ctx)
 	for _, c := range components {
 		By(fmt.Sprintf("restarting %s with %s=%t", c.name, gate, value))
 		args := c.args
@@ -108,6 +118,10 @@ func setGate(ctx context.Context, components []gateComponent, pluginNodes []stri
 	// a supervisor (the kubelet of a static pod, systemd) would start it
 	// again, with its new command line.
 	superviseComponents(ctx, components)
+	// The kubelets wiped their nodes' ResourceSlices when they started; the
+	// drivers must publish them again.
+	Eventually(ctx, func() []string { return sliceNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(draNodesBefore),
+		"nodes with a ResourceSlice of the example driver after the restarts")
 	if len(pluginNodes) > 0 {
 		// On this host every kubelet listens on the one device-plugin
 		// socket: the device plugin moved to each kubelet as it started,
@@ -118,6 +132,21 @@ func setGate(ctx context.Context, components []gateComponent, pluginNodes []stri
 		cluster.gates = apiserverGates(ctx)
 		return cluster.gates
 	}).WithTimeout(time.Minute).Should(HaveKeyWithValue(gate, value), "the API server's gates after the toggle")
+}
+
+// sliceNodes are the nodes with a ResourceSlice of the example driver, sorted.
+func sliceNodes(ctx context.Context) []string {
+	GinkgoHelper()
+	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var nodes []string
+	for _, s := range list.Items {
+		if s.Spec.Driver == *driverName && !slices.Contains(nodes, s.Spec.NodeName) {
+			nodes = append(nodes, s.Spec.NodeName)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
 }
 
 // superviseComponents starts again, with its recorded command line, every

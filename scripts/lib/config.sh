@@ -116,8 +116,9 @@ E2E_ARGS=${E2E_ARGS:-}
 # GPUs per node the e2e suite may count on (empty: 8 against the local cluster,
 # whose mock profile has 8; unknown elsewhere).
 E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
-# Which specs by Ginkgo label: the suite leaves the drills (label drill) to make drills.
-E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill}
+# Which specs by Ginkgo label: the suite leaves the drills (label drill) and the
+# lifecycle specs that restart the whole control plane (label lifecycle) to make drills.
+E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !lifecycle}
 # How long the e2e suite may take (go test -timeout).
 E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
 # make drills: pods of D1 (churn with a crashing scheduler) and of D4 (apiserver kill).

@@ -9,6 +9,7 @@
 #   D5 kube-controller-manager restarted while pods complete
 #   D6 a force-deleted pod's GPU and the next pod's container
 #   D7 quota under concurrent creates
+# and the lifecycle specs (label lifecycle): the gate cycle "gate on, off, on".
 # Components are killed and restarted through scripts/cluster/ctl.sh. Knobs:
 # E2E_DRILL_CHURN_PODS, E2E_DRILL_APISERVER_PODS (scripts/lib/config.sh);
 # E2E_ARGS=-ginkgo.focus=D2 runs one drill.
@@ -21,7 +22,7 @@ mkdir -p "${report%/*}"
 : >"$report"
 start=$(now_s)
 rc=0
-E2E_LABEL_FILTER=drill E2E_TIMEOUT=60m E2E_DRILL_REPORT=$report E2E_REQUIRE=cluster,gates,driver,restart \
+E2E_LABEL_FILTER="drill || lifecycle" E2E_TIMEOUT=60m E2E_DRILL_REPORT=$report E2E_REQUIRE=cluster,gates,driver,restart \
 	bash "$DRAEXT_ROOT/scripts/test/e2e.sh" || rc=$?
 log "drills ($(($(now_s) - start))s):"
 if [[ -s $report ]]; then
