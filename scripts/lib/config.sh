@@ -116,6 +116,10 @@ E2E_ARGS=${E2E_ARGS:-}
 # GPUs per node the e2e suite may count on (empty: 8 against the local cluster,
 # whose mock profile has 8; unknown elsewhere).
 E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
+# E2E_REQUIRE=cap,... (e2e/require_test.go) names what the cluster must have: a
+# spec that needs it fails instead of skipping. No default here on purpose: unset
+# and empty differ (make e2e against the kind cluster fills in what kind-up
+# deploys only when it is unset; make test and make drills set it).
 # Which specs by Ginkgo label: the suite leaves the drills (label drill) and the
 # lifecycle specs that restart the whole control plane (label lifecycle) to make drills.
 E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !lifecycle}
