@@ -126,6 +126,24 @@ proc_start() {
 	echo "$! $(proc_program "${args[@]}")" >"$dir/$name.pid"
 }
 
+# pid_exited PID: the process has exited completely: no /proc entry, or a
+# zombie. Its command line empties before it closes its files and sockets, so
+# proc_alive says "not alive" earlier, while its ports are still bound.
+pid_exited() {
+	local state
+	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	[[ -z $state || $state == Z ]]
+}
+
+# proc_wait_exit PID SECONDS: until pid_exited PID; status 1 on the timeout.
+proc_wait_exit() {
+	local deadline=$(($(now_s) + $2))
+	until pid_exited "$1"; do
+		(($(now_s) < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
 # proc_signal NAME SIG: send SIG (TERM, KILL, HUP, ...) to NAME. Only after
 # KILL does it wait (up to 10 s) until the process is gone, so that a start
 # right after it starts a new one.
@@ -135,11 +153,7 @@ proc_signal() {
 	pid=$(proc_pid "$1")
 	kill -s "$2" "$pid" || die "could not send SIG$2 to $1 (pid $pid)"
 	[[ $2 == KILL || $2 == 9 ]] || return 0
-	for _ in $(seq 1 50); do
-		proc_alive "$1" || return 0
-		sleep 0.2
-	done
-	die "$1 (pid $pid) is still there 10 s after SIGKILL"
+	proc_wait_exit "$pid" 10 || die "$1 (pid $pid) is still there 10 s after SIGKILL"
 }
 
 # proc_stop NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (15). A
@@ -155,8 +169,10 @@ proc_stop() {
 	if proc_alive "$name"; then
 		warn "$name (pid $pid) ignored SIGTERM for ${timeout}s; killing it"
 		send_signal KILL "$pid"
-		sleep 0.2
 	fi
+	# Until it has released its ports and files: a start right after must
+	# not find them taken.
+	proc_wait_exit "$pid" 10 || warn "$name (pid $pid) has not exited 10 s after it was stopped"
 	rm -f "$(proc_dir)/$name.pid"
 	info "stopped $name"
 }
