@@ -259,15 +259,9 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
 		var orphans []string
 		Eventually(ctx, func() ([]string, error) {
-			claims, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).List(ctx, metav1.ListOptions{})
-			orphans = nil
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range claims.Items {
-				orphans = append(orphans, c.Name)
-			}
-			return orphans, nil
+			var err error
+			orphans, err = claimNames(ctx, spec.ns, nil)
+			return orphans, err
 		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims of gone pods")
 		drillReport("D4 apiserver kill", "%d pods completed; pods bound without a mapping: %d; claims of gone or unbound pods after 2 minutes: %d; UnallocatedExtendedResource rejections: %d",
 			count, unmapped, len(orphans), rejected)

@@ -54,13 +54,8 @@ func drillReport(name, format string, args ...any) {
 // sorted; a drill that needs at least min of them fails without.
 func draNodes(ctx context.Context, min int) []string {
 	GinkgoHelper()
-	var nodes []string
-	for _, s := range driverSlices(ctx) {
-		if !slices.Contains(nodes, s.Spec.NodeName) {
-			nodes = append(nodes, s.Spec.NodeName)
-		}
-	}
-	sort.Strings(nodes)
+	driverSlices(ctx) // skips or fails without the example driver
+	nodes := sliceNodes(ctx)
 	Expect(len(nodes)).To(BeNumerically(">=", min), "nodes whose driver serves GPUs through DRA: %v; this drill needs %d (make up NODES=%d)", nodes, min, min+1)
 	return nodes
 }
@@ -253,13 +248,19 @@ func waitSucceeded(ctx context.Context, ns string, count int, timeout time.Durat
 
 // allocatedClaims are the namespace's claims that still have an allocation.
 func allocatedClaims(ctx context.Context, ns string) ([]string, error) {
+	return claimNames(ctx, ns, func(c resourceapi.ResourceClaim) bool { return c.Status.Allocation != nil })
+}
+
+// claimNames are the names of the namespace's claims that keep says to
+// keep (nil: all of them).
+func claimNames(ctx context.Context, ns string, keep func(resourceapi.ResourceClaim) bool) ([]string, error) {
 	claims, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, c := range claims.Items {
-		if c.Status.Allocation != nil {
+		if keep == nil || keep(c) {
 			names = append(names, c.Name)
 		}
 	}

@@ -256,14 +256,6 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 	By("no claim leaks: every claim goes with its pod")
 	Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
 	Eventually(ctx, func() ([]string, error) {
-		claims, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for _, c := range claims.Items {
-			names = append(names, c.Name)
-		}
-		return names, nil
+		return claimNames(ctx, spec.ns, nil)
 	}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims after every pod is deleted")
 }
