@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,7 +37,16 @@ type Config struct {
 	PluginDir string
 	// RegistrarDir is the kubelet's plugin registration directory.
 	RegistrarDir string
+	// SliceCheckPeriod is how often the driver asks the API server whether
+	// its ResourceSlice is still there, in case its watch missed a delete.
+	// Zero means DefaultSliceCheckPeriod.
+	SliceCheckPeriod time.Duration
 }
+
+// DefaultSliceCheckPeriod is how often a driver checks by default that its
+// ResourceSlice exists: one LIST per node, limited to that node's slices of
+// this driver, twice a minute.
+const DefaultSliceCheckPeriod = 30 * time.Second
 
 // Driver is a running DRA kubelet plugin.
 type Driver struct {
@@ -68,7 +78,11 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
-	pub, err := startPublisher(ctx, cfg.Client, cfg.DriverName, cfg.NodeName, d.resources())
+	checkPeriod := cfg.SliceCheckPeriod
+	if checkPeriod <= 0 {
+		checkPeriod = DefaultSliceCheckPeriod
+	}
+	pub, err := startPublisher(ctx, cfg.Client, cfg.DriverName, cfg.NodeName, checkPeriod, d.resources())
 	if err != nil {
 		helper.Stop()
 		return nil, fmt.Errorf("publish ResourceSlices: %w", err)

@@ -32,11 +32,19 @@ import (
 // queues after a create is merged into that earlier sync, and the next one is
 // the informer's resync 10 minutes later. A fresh controller lists the slices
 // from the API server and creates the missing one at once.
+//
+// The watch can miss the delete: the kubelet that wipes the slices may start
+// while the API server restarts, and the watch that reconnects then may list
+// before the delete and resume after it. So the publisher also asks the API
+// server every checkPeriod whether the pool still has a slice.
 type publisher struct {
 	client     kubernetes.Interface
 	driverName string
 	nodeName   string
 	store      cache.Store // this driver's slices of this node, from the API server
+	selector   string      // field selector of this driver's slices of this node
+	// checkPeriod is how often run asks the API server for the slices.
+	checkPeriod time.Duration
 
 	// gone holds one pending signal that the pool may have no slice left.
 	gone chan struct{}
@@ -53,25 +61,26 @@ type publisher struct {
 // startPublisher starts publishing resources for driverName on nodeName. It
 // returns once its watch of the node's slices has synced and the controller
 // runs; the slices are written in the background.
-func startPublisher(ctx context.Context, client kubernetes.Interface, driverName, nodeName string, resources resourceslice.DriverResources) (*publisher, error) {
+func startPublisher(ctx context.Context, client kubernetes.Interface, driverName, nodeName string, checkPeriod time.Duration, resources resourceslice.DriverResources) (*publisher, error) {
 	logger := klog.LoggerWithName(klog.FromContext(ctx), "publisher")
 	ctx, cancel := context.WithCancelCause(klog.NewContext(ctx, logger))
 	p := &publisher{
 		client:     client,
 		driverName: driverName,
 		nodeName:   nodeName,
-		gone:       make(chan struct{}, 1),
-		ctx:        ctx,
-		resources:  resources.DeepCopy(),
-		cancel:     cancel,
+		selector: fields.Set{
+			resourceapi.ResourceSliceSelectorDriver:   driverName,
+			resourceapi.ResourceSliceSelectorNodeName: nodeName,
+		}.String(),
+		checkPeriod: checkPeriod,
+		gone:        make(chan struct{}, 1),
+		ctx:         ctx,
+		resources:   resources.DeepCopy(),
+		cancel:      cancel,
 	}
 
-	selector := fields.Set{
-		resourceapi.ResourceSliceSelectorDriver:   driverName,
-		resourceapi.ResourceSliceSelectorNodeName: nodeName,
-	}.String()
 	informer := resourceinformers.NewFilteredResourceSliceInformer(client, 0, cache.Indexers{}, func(options *metav1.ListOptions) {
-		options.FieldSelector = selector
+		options.FieldSelector = p.selector
 	})
 	p.store = informer.GetStore()
 	handler, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -127,19 +136,39 @@ func (p *publisher) signalGone() {
 	}
 }
 
-// run starts a fresh controller whenever the pool has no slice left.
+// run starts a fresh controller whenever the pool has no slice left: when
+// the watch saw a delete and the watched slices have none, and when the API
+// server has none at one of the periodic checks.
 func (p *publisher) run() {
 	logger := klog.FromContext(p.ctx)
+	ticker := time.NewTicker(p.checkPeriod)
+	defer ticker.Stop()
 	for {
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-p.gone:
+			if p.hasSlice(p.store.List()) {
+				continue
+			}
+			logger.Info("ResourceSlice of the node was deleted, publishing it again", "node", p.nodeName)
+		case <-ticker.C:
+			list, err := p.client.ResourceV1beta1().ResourceSlices().List(p.ctx, metav1.ListOptions{FieldSelector: p.selector})
+			if err != nil {
+				if p.ctx.Err() == nil {
+					logger.V(2).Info("Checking for the node's ResourceSlice failed, trying again later", "err", err, "after", p.checkPeriod)
+				}
+				continue
+			}
+			objs := make([]any, len(list.Items))
+			for i := range list.Items {
+				objs[i] = &list.Items[i]
+			}
+			if p.hasSlice(objs) {
+				continue
+			}
+			logger.Info("ResourceSlice of the node is missing though no delete was seen, publishing it again", "node", p.nodeName)
 		}
-		if p.hasSlice() {
-			continue
-		}
-		logger.Info("ResourceSlice of the node was deleted, publishing it again", "node", p.nodeName)
 		p.mu.Lock()
 		p.controller.Stop()
 		p.controller = nil
@@ -151,10 +180,10 @@ func (p *publisher) run() {
 	}
 }
 
-// hasSlice reports whether the API server has a slice of this driver's pool
-// on this node, as far as the watch has seen.
-func (p *publisher) hasSlice() bool {
-	for _, obj := range p.store.List() {
+// hasSlice reports whether objs, slices from the watch or from the API
+// server, contain one of this driver's pool on this node.
+func (p *publisher) hasSlice(objs []any) bool {
+	for _, obj := range objs {
 		if s, ok := obj.(*resourceapi.ResourceSlice); ok &&
 			s.Spec.Driver == p.driverName && s.Spec.NodeName == p.nodeName && s.Spec.Pool.Name == p.nodeName {
 			return true

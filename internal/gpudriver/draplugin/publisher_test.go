@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
@@ -69,7 +70,11 @@ func TestRepublishDeletedSlice(t *testing.T) {
 		// unhealthy GPUs (by index) before the deletes
 		unhealthy []int
 		// deletes run one after the other, each once the slice is back
-		deletes     []func(ctx context.Context, t *testing.T, client *fake.Clientset)
+		deletes []func(ctx context.Context, t *testing.T, client *fake.Clientset)
+		// dropDeletes makes every watch lose its delete events, as a
+		// watch does that reconnects across an apiserver restart while
+		// the slices are deleted and whose relist is served stale.
+		dropDeletes bool
 		wantDevices int
 	}{
 		"kubelet wipes the node's slices right after publishing": {
@@ -86,6 +91,17 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			deletes:     []func(context.Context, *testing.T, *fake.Clientset){deleteOurs},
 			wantDevices: 7,
 		},
+		"watches miss the delete": {
+			deletes:     []func(context.Context, *testing.T, *fake.Clientset){wipeNode},
+			dropDeletes: true,
+			wantDevices: 8,
+		},
+		"watches miss the delete of a slice with an unhealthy GPU": {
+			unhealthy:   []int{5},
+			deletes:     []func(context.Context, *testing.T, *fake.Clientset){deleteOurs},
+			dropDeletes: true,
+			wantDevices: 7,
+		},
 		"deleted again and again": {
 			deletes:     []func(context.Context, *testing.T, *fake.Clientset){deleteOurs, wipeNode, deleteOurs},
 			wantDevices: 8,
@@ -100,7 +116,14 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			client := fake.NewClientset(objects...)
 			generateNames(client)
 			deleteCollections(client)
-			td := startTestDriver(ctx, t, client, "pub")
+			if tc.dropDeletes {
+				dropDeleteEvents(client)
+			}
+			var opts []func(*Config)
+			if tc.dropDeletes {
+				opts = append(opts, func(cfg *Config) { cfg.SliceCheckPeriod = republishWithin / 4 })
+			}
+			td := startTestDriver(ctx, t, client, "pub", opts...)
 			drv, devices := td.Driver, td.devices
 			defer drv.Stop()
 
@@ -133,7 +156,8 @@ type testDriver struct {
 
 // startTestDriver starts the driver on node-a with 8 mock A100s, its
 // sockets and state in a fresh directory named after prefix.
-func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset, prefix string) testDriver {
+// The options change the driver's configuration before it starts.
+func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset, prefix string, opts ...func(*Config)) testDriver {
 	t.Helper()
 	dir := testutil.SocketDir(t, prefix)
 	pluginDir, registrarDir := filepath.Join(dir, "plugin"), filepath.Join(dir, "registry")
@@ -148,10 +172,14 @@ func startTestDriver(ctx context.Context, t *testing.T, client *fake.Clientset, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err := Start(ctx, Config{
+	cfg := Config{
 		DriverName: DefaultDriverName, NodeName: "node-a", Client: client,
 		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: registrarDir,
-	})
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	drv, err := Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +209,21 @@ func deleteCollections(client *fake.Clientset) {
 			}
 		}
 		return true, nil, nil
+	})
+}
+
+// dropDeleteEvents makes every watch of ResourceSlices on the fake
+// clientset pass on all events but deletes.
+func dropDeleteEvents(client *fake.Clientset) {
+	client.PrependWatchReactor("resourceslices", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		gvr := action.GetResource()
+		w, err := client.Tracker().Watch(gvr, action.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+			return e, e.Type != watch.Deleted
+		}), nil
 	})
 }
 
