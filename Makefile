@@ -30,7 +30,7 @@ export KEEP_DOCKER
 export ARGS
 export NODE_IMAGE
 
-.PHONY: help test unit verify e2e drills perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -57,6 +57,9 @@ e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 
 drills: ## On a running cluster (make up NODES=3): the drills under load and faults, one line of figures each (E2E_ARGS=-ginkgo.focus=D2)
 	@bash scripts/test/drills.sh
+
+upgrade-test: ## Stock v1.33.13 cluster (make build-base) upgraded to the patched binaries with pods running, gate on, downgrade losses measured
+	@bash scripts/test/upgrade-test.sh
 
 perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
 	@bash scripts/test/perf.sh
@@ -95,6 +98,9 @@ generate-verify: ## Prove the generated patches are current: regenerating draext
 
 build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a subset)
 	@bash scripts/build/build.sh
+
+build-base: ## Build unpatched v1.33.13 (worktree at the tag) into _output/base/bin, for make up KBIN= and upgrade-test
+	@BASE=1 WHAT="$${WHAT:-kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl}" bash scripts/build/build.sh
 
 check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
 	@bash scripts/build/check-gates.sh

@@ -417,8 +417,8 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s of the deleted pod", firstClaim.Name)
 	})
 
-	// A lifecycle spec: make drills runs it, make test not yet (see
-	// kep5004_gates_test.go).
+	// A lifecycle spec (see kep5004_gates_test.go): it restarts every
+	// component twice.
 	It("gate on, off, on", Label(lifecycleLabel), func(ctx context.Context) {
 		gateCycle(ctx, spec)
 	})

@@ -23,6 +23,7 @@ var capabilities = map[string]string{
 	"restart":       "the suite can restart the cluster's components",
 	"daemonset":     "the example driver runs as a DaemonSet",
 	"admin":         "the suite's user is a cluster admin",
+	"upgrade":       "the cluster runs stock binaries that the suite can swap for patched ones (E2E_BASE_BIN, E2E_UPGRADE_BIN)",
 }
 
 // required are the capabilities that E2E_REQUIRE names: a spec that needs one

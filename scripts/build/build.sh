@@ -5,6 +5,9 @@
 # time, stamped v<GIT_TAG>-draext.<RELEASE> through the usual version ldflags.
 #
 #   WHAT="kubelet kubectl"   build a subset (default: the six binaries below)
+#   BASE=1                   make build-base: the unpatched base instead, from a
+#                            worktree at the tag (BASE_TREE) into BASE_BIN_DIR,
+#                            version v<GIT_TAG>, checked to reject the gate
 #
 # Incremental: a binary whose inputs (tree commit, uncommitted changes and
 # untracked files, version, Go version, flags) did not change since its last
@@ -19,23 +22,44 @@ for w in "${what[@]}"; do
 	[[ $w =~ ^[a-z0-9-]+$ ]] || die "WHAT: '$w' is not a binary name" "use names such as ${ALL[*]}"
 done
 
-# A tree the user is hacking on (extra commits on draext) is built as it is;
-# otherwise make sure it carries the committed series.
-"$DRAEXT_ROOT/scripts/series/patches-apply.sh" --if-needed
+TAG=$(git_tag)
+if [[ $BASE == 1 ]]; then
+	# The pristine tag of the upstream tree, in a worktree of its own, so that
+	# the patched tree and its branch are never touched.
+	"$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
+	tag_commit=$(git -C "$KUBE_TREE" rev-parse "$TAG^{commit}") || die "the upstream tree has no tag $TAG" "make fetch"
+	if [[ -e $BASE_TREE/.git ]] && ! git -C "$BASE_TREE" rev-parse HEAD >/dev/null 2>&1; then
+		# A worktree of an upstream tree that was removed and fetched again.
+		rm -rf "$BASE_TREE"
+	fi
+	if [[ ! -e $BASE_TREE/.git ]]; then
+		[[ ! -e $BASE_TREE ]] || die "$BASE_TREE exists but is not a git worktree" "remove it, then retry"
+		git -C "$KUBE_TREE" worktree prune
+		git -C "$KUBE_TREE" worktree add --detach "$BASE_TREE" "$TAG" >/dev/null ||
+			die "could not add a worktree of $TAG at $BASE_TREE (see the git error above)"
+	fi
+	[[ $(git -C "$BASE_TREE" rev-parse HEAD) == "$tag_commit" && -z $(git -C "$BASE_TREE" status --porcelain) ]] ||
+		die "${BASE_TREE#"$DRAEXT_ROOT"/} is not the clean tag $TAG" "remove it (git -C $KUBE_TREE worktree remove --force $BASE_TREE), then retry"
+	TREE_DIR=$BASE_TREE OUT_DIR=$BASE_BIN_DIR VERSION=$TAG EXPECT=rejected
+else
+	# A tree the user is hacking on (extra commits on draext) is built as it is;
+	# otherwise make sure it carries the committed series.
+	"$DRAEXT_ROOT/scripts/series/patches-apply.sh" --if-needed
+	TREE_DIR=$KUBE_TREE OUT_DIR=$BIN_DIR VERSION=$(draext_version) EXPECT=accepted
+fi
+export EXPECT
 for w in "${what[@]}"; do
-	[[ -d $KUBE_TREE/cmd/$w ]] || die "WHAT: there is no cmd/$w in the Kubernetes tree" "use names such as ${ALL[*]}"
+	[[ -d $TREE_DIR/cmd/$w ]] || die "WHAT: there is no cmd/$w in the Kubernetes tree" "use names such as ${ALL[*]}"
 done
 
-VERSION=$(draext_version)
-TAG=$(git_tag)
 major=${TAG#v}; major=${major%%.*}
 minor=${TAG#v*.}; minor=${minor%%.*}
-commit=$(git -C "$KUBE_TREE" rev-parse HEAD)
-dirty=$(git -C "$KUBE_TREE" status --porcelain --untracked-files=no)
+commit=$(git -C "$TREE_DIR" rev-parse HEAD)
+dirty=$(git -C "$TREE_DIR" status --porcelain --untracked-files=no)
 state=clean
 [[ -z $dirty ]] || state=dirty
 # Reproducible: the build date is the commit date of the tree's HEAD.
-build_date=$(TZ=UTC git -C "$KUBE_TREE" log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD)
+build_date=$(TZ=UTC git -C "$TREE_DIR" log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD)
 
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -46,15 +70,15 @@ tags=selinux,notest
 
 # What the binaries are built from: HEAD and the flags, the uncommitted diff,
 # and the untracked files (a new .go file is compiled with its package).
-inputs=$(tree_inputs "$KUBE_TREE" "$commit $VERSION $(go version) $ldflags $tags")
+inputs=$(tree_inputs "$TREE_DIR" "$commit $VERSION $(go version) $ldflags $tags")
 
-mkdir -p "$BIN_DIR"
+mkdir -p "$OUT_DIR"
 total_start=$(now_s)
 n=0
 for w in "${what[@]}"; do
 	n=$((n + 1))
-	out=$BIN_DIR/$w
-	stamp=$BIN_DIR/.$w.inputs
+	out=$OUT_DIR/$w
+	stamp=$OUT_DIR/.$w.inputs
 	if [[ -x $out && -f $stamp && $(cat "$stamp") == "$inputs" ]]; then
 		log "[$n/${#what[@]}] $w is up to date ($VERSION)"
 		continue
@@ -64,17 +88,18 @@ for w in "${what[@]}"; do
 	log "[$n/${#what[@]}] building $w ($VERSION, CGO_ENABLED=$cgo)"
 	start=$(now_s)
 	rm -f "$stamp"
-	(cd "$KUBE_TREE" && CGO_ENABLED=$cgo go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out.tmp" "./cmd/$w") ||
-		die "building $w failed (see the go errors above)" "the tree is $KUBE_TREE (branch $(git -C "$KUBE_TREE" branch --show-current))"
+	(cd "$TREE_DIR" && CGO_ENABLED=$cgo go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out.tmp" "./cmd/$w") ||
+		die "building $w failed (see the go errors above)" "the tree is $TREE_DIR ($(git -C "$TREE_DIR" describe --all 2>/dev/null))"
 	mv "$out.tmp" "$out"
 	echo "$inputs" >"$stamp"
 	info "$w built in $(($(now_s) - start))s"
 done
-log "binaries in ${BIN_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - total_start))s): ${what[*]}"
+log "binaries in ${OUT_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - total_start))s): ${what[*]}"
 
-# The gate must reach every server component we built.
+# The gate must reach every patched server component we built, and be
+# refused by every unpatched one.
 servers=()
 for w in "${what[@]}"; do
-	case $w in kube-apiserver | kube-controller-manager | kube-scheduler | kubelet) servers+=("$BIN_DIR/$w") ;; esac
+	case $w in kube-apiserver | kube-controller-manager | kube-scheduler | kubelet) servers+=("$OUT_DIR/$w") ;; esac
 done
 [[ ${#servers[@]} -eq 0 ]] || "$DRAEXT_ROOT/scripts/build/check-gates.sh" "${servers[@]}"

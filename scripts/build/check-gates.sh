@@ -20,35 +20,16 @@ if [[ ${#bins[@]} -eq 0 ]]; then
 fi
 [[ ${#bins[@]} -gt 0 ]] || die "no binaries to check" "run make build first"
 
-# probe BIN GATE: run BIN so that it parses the gate and then stops; print
-# "accepted", "rejected" or "unknown: <last line>".
-probe() {
-	local b=$1 gate=$2 out
-	case $(basename "$b") in
-	kubelet)
-		# kubelet --version returns before it sets the gates. A node label in a
-		# reserved domain fails flag validation, which comes right after them.
-		out=$(timeout 30 "$b" --feature-gates="$gate=true" --node-labels=kubernetes.io/draext-gate-check=true 2>&1) || true
-		if grep -q 'unrecognized feature gate' <<<"$out"; then echo rejected
-		elif grep -q 'failed to validate kubelet flags' <<<"$out"; then echo accepted
-		else echo "unknown: $(tail -1 <<<"$out")"; fi ;;
-	*)
-		if out=$(timeout 30 "$b" --feature-gates="$gate=true" --version 2>&1); then echo accepted
-		elif grep -q 'unrecognized feature gate' <<<"$out"; then echo rejected
-		else echo "unknown: $(tail -1 <<<"$out")"; fi ;;
-	esac
-}
-
 failed=0
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
-	bogus=$(probe "$b" "${GATE}Bogus")
+	bogus=$(gate_probe "$b" "${GATE}Bogus")
 	if [[ $bogus != rejected ]]; then
 		warn "$name does not reject a made-up gate ($bogus): this check cannot judge it"
 		failed=1
 		continue
 	fi
-	result=$(probe "$b" "$GATE")
+	result=$(gate_probe "$b" "$GATE")
 	[[ $result == "$expect" ]] || failed=1
 	info "$name --feature-gates=$GATE=true: $result ($("$b" --version 2>/dev/null | tail -1))"
 done

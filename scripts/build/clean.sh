@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# clean.sh upstream|all: remove _output/kubernetes (and for "all" everything
-# under _output). Refuses while the tree holds work that exists nowhere else:
+# clean.sh upstream|all: remove _output/kubernetes and its worktree of the base
+# (make build-base; and for "all" everything under _output). Refuses while the tree holds work that exists nowhere else:
 # uncommitted changes, draext commits not exported, or draext-saved-* branches.
 # FORCE=1 removes it anyway.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
@@ -31,7 +31,7 @@ if [[ -d $KUBE_TREE/.git && $FORCE != 1 ]]; then
 		"${problems[@]}" "export or move it first, or run again with FORCE=1 to remove it anyway"
 fi
 case $what in
-upstream) rm -rf "$KUBE_TREE" "$KUBE_TREE.partial" && log "removed ${KUBE_TREE#"$DRAEXT_ROOT"/}" ;;
+upstream) rm -rf "$KUBE_TREE" "$KUBE_TREE.partial" "$BASE_TREE" && log "removed ${KUBE_TREE#"$DRAEXT_ROOT"/} and ${BASE_TREE#"$DRAEXT_ROOT"/}" ;;
 all) rm -rf "$OUTPUT_DIR" && log "removed ${OUTPUT_DIR#"$DRAEXT_ROOT"/}" ;;
 *) die "clean.sh: unknown argument '$what'" "use upstream or all" ;;
 esac

@@ -46,6 +46,25 @@ else
 		[[ -x $KBIN/$b ]] || die "missing in KBIN=$KBIN: $b"
 	done
 fi
+# Stock binaries (make build-base) do not know DRAExtendedResource: the
+# default gates go without it, and the DeviceClass without extendedResourceName.
+STOCK=0
+case $(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource) in
+accepted) ;;
+rejected)
+	# shellcheck disable=SC2034 # read by phase_driver (phases/driver.sh)
+	STOCK=1
+	if [[ $FEATURE_GATES == "$DEFAULT_FEATURE_GATES" ]]; then
+		FEATURE_GATES=$(tr ',' '\n' <<<"$FEATURE_GATES" | grep -v '^DRAExtendedResource=' | paste -sd,)
+	fi
+	for g in "$FEATURE_GATES" "$KUBELET_FEATURE_GATES"; do
+		[[ ,$g, != *,DRAExtendedResource=* ]] ||
+			die "KBIN=$KBIN holds stock binaries, which refuse the gate DRAExtendedResource" "leave it out of FEATURE_GATES and KUBELET_FEATURE_GATES"
+	done
+	info "KBIN=$KBIN holds stock binaries ($("$KBIN/kube-apiserver" --version)): gates $FEATURE_GATES, DeviceClass without extendedResourceName"
+	;;
+*) die "cannot tell whether $KBIN/kube-apiserver knows the gate DRAExtendedResource" "$(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource)" ;;
+esac
 bash "$DRAEXT_ROOT/scripts/cluster/deps.sh"
 mkdir -p "$LOGS" "$PIDS" "$STATE_DIR" "$RUN_DIR"
 echo "$NODES" >"$PIDS/nodes"

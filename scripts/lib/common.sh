@@ -56,3 +56,23 @@ send_signal() {
 	[[ -n $2 && -e /proc/$2 ]] || return 0
 	warn "could not send SIG$1 to pid $2"
 }
+
+# gate_probe BIN GATE: run the Kubernetes server binary BIN so that it parses
+# --feature-gates=GATE=true and then stops; print "accepted", "rejected" or
+# "unknown: <last line>" (scripts/build/check-gates.sh, make up on stock binaries).
+gate_probe() {
+	local b=$1 gate=$2 out
+	case $(basename "$b") in
+	kubelet)
+		# kubelet --version returns before it sets the gates. A node label in a
+		# reserved domain fails flag validation, which comes right after them.
+		out=$(timeout 30 "$b" --feature-gates="$gate=true" --node-labels=kubernetes.io/draext-gate-check=true 2>&1) || true
+		if grep -q 'unrecognized feature gate' <<<"$out"; then echo rejected
+		elif grep -q 'failed to validate kubelet flags' <<<"$out"; then echo accepted
+		else echo "unknown: $(tail -1 <<<"$out")"; fi ;;
+	*)
+		if out=$(timeout 30 "$b" --feature-gates="$gate=true" --version 2>&1); then echo accepted
+		elif grep -q 'unrecognized feature gate' <<<"$out"; then echo rejected
+		else echo "unknown: $(tail -1 <<<"$out")"; fi ;;
+	esac
+}

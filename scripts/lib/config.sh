@@ -67,6 +67,12 @@ FORCE=${FORCE:-0}
 BIN_DIR=${BIN_DIR:-$OUTPUT_DIR/bin}
 # make build: which binaries (empty: all six plus kubeadm; e.g. WHAT="kubelet kubectl").
 WHAT=${WHAT:-}
+# make build-base (BASE=1): the unpatched GIT_TAG, built from a worktree of the
+# upstream tree at the tag into its own directory (for make up KBIN=... and
+# make upgrade-test).
+BASE=${BASE:-0}
+BASE_TREE=${BASE_TREE:-$OUTPUT_DIR/base/kubernetes}
+BASE_BIN_DIR=${BASE_BIN_DIR:-$OUTPUT_DIR/base/bin}
 # check-gates: whether the binaries must accept (accepted) or refuse (rejected) the gate.
 EXPECT=${EXPECT:-accepted}
 # make driver-image: the example driver's image tag; DOCKER=1 builds it with docker build.
@@ -82,7 +88,10 @@ DRIVER=${DRIVER:-host}
 # The gates of every component; KUBELET_FEATURE_GATES go to the kubelets only,
 # after FEATURE_GATES (the later value of a gate wins). The kubelet default
 # makes the PodResources API report DRA devices, which the e2e suite reads.
-FEATURE_GATES=${FEATURE_GATES:-DynamicResourceAllocation=true,DRAExtendedResource=true,DRADeviceTaints=true}
+# With stock binaries (KBIN=_output/base/bin) make up leaves DRAExtendedResource
+# out of the default, which they would refuse.
+DEFAULT_FEATURE_GATES=DynamicResourceAllocation=true,DRAExtendedResource=true,DRADeviceTaints=true
+FEATURE_GATES=${FEATURE_GATES:-$DEFAULT_FEATURE_GATES}
 KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-KubeletPodResourcesDynamicResources=true}
 # The example driver's mock NVML profile (8 GPUs per node with dgxa100).
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
@@ -91,7 +100,9 @@ MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
 # be taken at any moment as the source port of some outgoing connection, and a
 # driver's health service then fails with "address already in use".
 HEALTH_PORT_BASE=${HEALTH_PORT_BASE:-19515}
-# Kubernetes binaries for the cluster (empty: the patched ones in BIN_DIR, rebuilt when stale).
+# Kubernetes binaries for the cluster (empty: the patched ones in BIN_DIR, rebuilt
+# when stale). Stock ones (make build-base: KBIN=_output/base/bin) run without
+# DRAExtendedResource and with a DeviceClass without extendedResourceName.
 KBIN=${KBIN:-}
 # State on short, absolute paths (unix sockets, kubelet root dirs, cgroups).
 STATE_DIR=${STATE_DIR:-/var/lib/draext-cluster}
@@ -120,9 +131,11 @@ E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
 # spec that needs it fails instead of skipping. No default here on purpose: unset
 # and empty differ (make e2e against the kind cluster fills in what kind-up
 # deploys only when it is unset; make test and make drills set it).
-# Which specs by Ginkgo label: the suite leaves the drills (label drill) and the
-# lifecycle specs that restart the whole control plane (label lifecycle) to make drills.
-E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !lifecycle}
+# Which specs by Ginkgo label: the suite leaves the drills (label drill) to make
+# drills and the upgrade spec (label upgrade) to make upgrade-test; it runs the
+# lifecycle specs that restart the whole control plane (label lifecycle: the gate
+# cycle, about 70 s), which '!drill && !upgrade && !lifecycle' leaves out.
+E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !upgrade}
 # How long the e2e suite may take (go test -timeout).
 E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
 # make drills: pods of D1 (churn with a crashing scheduler) and of D4 (apiserver kill).

@@ -182,5 +182,23 @@ else
 	fail "render_template: values" "$got"
 fi
 
+# --- gate_probe -------------------------------------------------------------------
+# Fake server binaries: one that knows the gate (exits 0), one that refuses it
+# as component-base does, one that fails otherwise; and kubelets, which never
+# exit 0 on this probe.
+mkdir -p "$T/gates/knows" "$T/gates/stock" "$T/gates/broken"
+printf '#!/bin/sh\necho "Kubernetes v1.33.13-draext.1"\n' >"$T/gates/knows/kube-apiserver"
+printf '#!/bin/sh\necho "E1202 unrecognized feature gate: ${1#--feature-gates=}" >&2; exit 1\n' >"$T/gates/stock/kube-apiserver"
+printf '#!/bin/sh\necho "panic: something else" >&2; exit 2\n' >"$T/gates/broken/kube-apiserver"
+printf '#!/bin/sh\necho "E1202 failed to validate kubelet flags: unknown node label" >&2; exit 1\n' >"$T/gates/knows/kubelet"
+printf '#!/bin/sh\necho "E1202 unrecognized feature gate: X" >&2; exit 1\n' >"$T/gates/stock/kubelet"
+chmod +x "$T"/gates/*/*
+got=$(run_lib "gate_probe '$T/gates/knows/kube-apiserver' G; gate_probe '$T/gates/stock/kube-apiserver' G; gate_probe '$T/gates/broken/kube-apiserver' G; gate_probe '$T/gates/knows/kubelet' G; gate_probe '$T/gates/stock/kubelet' G")
+if [[ $got == $'accepted\nrejected\nunknown: panic: something else\naccepted\nrejected\nrc=0' ]]; then
+	pass "gate_probe: accepted, rejected and unknown, for server binaries and the kubelet"
+else
+	fail "gate_probe" "$got"
+fi
+
 printf '%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))

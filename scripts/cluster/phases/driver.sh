@@ -24,8 +24,14 @@ driver_args() {
 
 phase_driver() {
 	local i ip args=()
-	kubectl_ apply -f "$DRAEXT_ROOT/overlays/base/clusterrole.yaml" -f "$DRAEXT_ROOT/overlays/base/deviceclass.yaml" >/dev/null ||
-		die "applying the driver's ClusterRole and DeviceClass failed"
+	kubectl_ apply -f "$DRAEXT_ROOT/overlays/base/clusterrole.yaml" >/dev/null ||
+		die "applying the driver's ClusterRole failed"
+	# A stock kube-apiserver refuses extendedResourceName (strict field validation).
+	if [[ ${STOCK:-0} == 1 ]]; then
+		grep -v '^  extendedResourceName:' "$DRAEXT_ROOT/overlays/base/deviceclass.yaml"
+	else
+		cat "$DRAEXT_ROOT/overlays/base/deviceclass.yaml"
+	fi | kubectl_ apply -f - >/dev/null || die "applying the DeviceClass of overlays/base/deviceclass.yaml failed"
 	kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
 		--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null ||
 		die "applying the ClusterRoleBinding draext-gpu-host failed"
