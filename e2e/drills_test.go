@@ -20,7 +20,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -351,21 +350,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 
 	It("D7 quota holds under 20 concurrent creates", func(ctx context.Context) {
 		const hard, creates = 4, 20
-		names := []v1.ResourceName{
-			"requests." + gpuResource,
-			v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
-			v1.ResourceName(*className + ".deviceclass.resource.k8s.io/devices"),
-		}
-		quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{}}}
-		for _, n := range names {
-			quota.Spec.Hard[n] = *resource.NewQuantity(hard, resource.DecimalSI)
-		}
-		_, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Create(ctx, quota, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(ctx, func() (int, error) {
-			q, err := cluster.client.CoreV1().ResourceQuotas(spec.ns).Get(ctx, "gpus", metav1.GetOptions{})
-			return len(q.Status.Hard), err
-		}).WithTimeout(time.Minute).Should(Equal(len(names)), "the quota controller has not computed the quota")
+		names := createGPUQuota(ctx, spec.ns, hard)
 
 		var maxUsed atomic.Int64
 		stop := make(chan struct{})

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -177,4 +178,28 @@ func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.Resou
 		got[c.Name] = list
 	}
 	return got
+}
+
+// createGPUQuota creates the ResourceQuota "gpus" of the namespace with hard
+// GPUs in each of the three names that count them (the extended resource, the
+// implicit name, the class's devices), waits until the quota controller has
+// computed it, and returns the names.
+func createGPUQuota(ctx context.Context, ns string, hard int64) []v1.ResourceName {
+	GinkgoHelper()
+	names := []v1.ResourceName{
+		"requests." + gpuResource,
+		v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
+		v1.ResourceName(*className + ".deviceclass.resource.k8s.io/devices"),
+	}
+	quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{}}}
+	for _, n := range names {
+		quota.Spec.Hard[n] = *resource.NewQuantity(hard, resource.DecimalSI)
+	}
+	_, err := cluster.client.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(ctx, func() (int, error) {
+		q, err := cluster.client.CoreV1().ResourceQuotas(ns).Get(ctx, "gpus", metav1.GetOptions{})
+		return len(q.Status.Hard), err
+	}).WithTimeout(time.Minute).Should(Equal(len(names)), "the quota controller has not computed the quota")
+	return names
 }

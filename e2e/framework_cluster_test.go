@@ -25,8 +25,18 @@ import (
 // apiserverGates reads kubernetes_feature_enabled{name=...} from the
 // apiserver's /metrics.
 func apiserverGates(ctx context.Context) map[string]bool {
-	raw, err := cluster.client.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	GinkgoHelper()
+	gates, err := readGates(ctx)
 	Expect(err).NotTo(HaveOccurred(), "read the apiserver's /metrics")
+	return gates
+}
+
+// readGates is apiserverGates for polling: an error is returned.
+func readGates(ctx context.Context) (map[string]bool, error) {
+	raw, err := cluster.client.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
 	gates := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -43,7 +53,7 @@ func apiserverGates(ctx context.Context) map[string]bool {
 		name = name[:strings.Index(name, `"`)]
 		gates[name] = strings.HasSuffix(line, " 1")
 	}
-	return gates
+	return gates, nil
 }
 
 // requireGate skips the spec unless the apiserver has the gate on.

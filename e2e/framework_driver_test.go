@@ -98,8 +98,19 @@ func devicePluginNode(ctx context.Context) string {
 // devicePluginNodes are the nodes that advertise nvidia.com/gpu through a
 // device plugin (allocatable > 0), sorted by name.
 func devicePluginNodes(ctx context.Context) []string {
-	nodes, err := cluster.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	GinkgoHelper()
+	nodes, err := listDevicePluginNodes(ctx)
 	Expect(err).NotTo(HaveOccurred())
+	return nodes
+}
+
+// listDevicePluginNodes is devicePluginNodes for polling: an error of the
+// API server (one that restarts) is returned, not failed on.
+func listDevicePluginNodes(ctx context.Context) ([]string, error) {
+	nodes, err := cluster.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, n := range nodes.Items {
 		if q, ok := n.Status.Allocatable[gpuResource]; ok && !q.IsZero() {
@@ -107,5 +118,5 @@ func devicePluginNodes(ctx context.Context) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }

@@ -140,7 +140,7 @@ func giveBackDevicePlugin(ctx context.Context, node string, pluginNodes []string
 	}
 	restartKubelet(ctx, pluginNodes[0])
 	Eventually(ctx, func() ([]string, error) {
-		return devicePluginNodes(ctx), nil
+		return listDevicePluginNodes(ctx)
 	}).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
 }
 

@@ -15,11 +15,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // lifecycleLabel marks the specs that restart the whole control plane and
 // every kubelet. make test and make drills run them;
-// E2E_LABEL_FILTER='!drill && !lifecycle' leaves them out of a quick run.
+// E2E_LABEL_FILTER='!drill && !upgrade && !lifecycle' leaves them out of a quick run.
 const lifecycleLabel = "lifecycle"
 
 // The gate cycle (issue 26): DRAExtendedResource turned off and on again in
@@ -96,31 +97,34 @@ func withGate(args []string, gate string, value bool) []string {
 
 // setGate restarts the components, in the order given, with the gate set to
 // the value (the spec starts with the gate on, so on is the command line make
-// up gave them), waits until the device plugin serves the pluginNodes again, and
-// reads the API server's gates again.
-func setGate(ctx context.Context, components []gateComponent, pluginNodes []string, gate string, value bool) {
+// up gave them), and waits until the nodes in draNodes publish their
+// ResourceSlices and the device plugin serves the pluginNodes again.
+func setGate(ctx context.Context, components []gateComponent, draNodes, pluginNodes []string, gate string, value bool) {
 	GinkgoHelper()
-	rollComponents(ctx, components, pluginNodes, fmt.Sprintf("%s=%t", gate, value), func(c gateComponent, _ []string) []string {
+	rollComponents(ctx, components, draNodes, pluginNodes, fmt.Sprintf("%s=%t", gate, value), func(c gateComponent, _ []string) []string {
 		if value {
 			return c.args
 		}
 		return withGate(c.args, gate, false)
 	})
-	Eventually(ctx, func() map[string]bool {
-		cluster.gates = apiserverGates(ctx)
-		return cluster.gates
-	}).WithTimeout(time.Minute).Should(HaveKeyWithValue(gate, value), "the API server's gates after the toggle")
+	Expect(cluster.gates).To(HaveKeyWithValue(gate, value), "the API server's gates after the toggle")
 }
 
 // rollComponents restarts the components one after the other, in the order
 // given, each with the command line that args returns for it and its
-// current one (described by what), then starts again whatever exited, waits
-// until every DRA node has its ResourceSlice and the device plugin serves the
-// pluginNodes again, and reads the API server's gates again.
-func rollComponents(ctx context.Context, components []gateComponent, pluginNodes []string, what string, args func(c gateComponent, current []string) []string) {
+// current one (described by what), then starts again whatever exited, and
+// waits until every node of draNodes has a ResourceSlice (one created after
+// the roll began when it restarted kubelets, which wipe their node's slices
+// when they start), the device plugin serves the pluginNodes again, and the
+// API server answers with its gates (in cluster.gates).
+func rollComponents(ctx context.Context, components []gateComponent, draNodes, pluginNodes []string, what string, args func(c gateComponent, current []string) []string) {
 	GinkgoHelper()
-	draNodesBefore := sliceNodes(ctx)
+	began := time.Now()
+	since := time.Time{}
 	for _, c := range components {
+		if strings.HasPrefix(c.name, "kubelet") {
+			since = began
+		}
 		By(fmt.Sprintf("restarting %s with %s", c.name, what))
 		restartComponent(ctx, c.name, args(c, componentArgs(ctx, c.name)))
 	}
@@ -129,32 +133,63 @@ func rollComponents(ctx context.Context, components []gateComponent, pluginNodes
 	// a supervisor (the kubelet of a static pod, systemd) would start it
 	// again, with its new command line.
 	superviseComponents(ctx, components)
-	// The kubelets wiped their nodes' ResourceSlices when they started; the
-	// drivers must publish them again.
-	Eventually(ctx, func() []string { return sliceNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(draNodesBefore),
+	// The drivers must publish the slices that the kubelets wiped again.
+	Eventually(ctx, func() ([]string, error) { return listSliceNodes(ctx, since) }).WithTimeout(2*time.Minute).Should(Equal(draNodes),
 		"nodes with a ResourceSlice of the example driver after the restarts")
 	if len(pluginNodes) > 0 {
 		// On this host every kubelet listens on the one device-plugin
 		// socket: the device plugin moved to each kubelet as it started,
 		// and must be back with its node's, started last.
-		Eventually(ctx, func() []string { return devicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
+		Eventually(ctx, func() ([]string, error) { return listDevicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
 	}
-	cluster.gates = apiserverGates(ctx)
+	Eventually(ctx, func() (map[string]bool, error) {
+		gates, err := readGates(ctx)
+		cluster.gates = gates
+		return gates, err
+	}).WithTimeout(time.Minute).ShouldNot(BeEmpty(), "the API server's gates after the restarts")
 }
 
 // sliceNodes are the nodes with a ResourceSlice of the example driver, sorted.
 func sliceNodes(ctx context.Context) []string {
 	GinkgoHelper()
-	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	nodes, err := listSliceNodes(ctx, time.Time{})
 	Expect(err).NotTo(HaveOccurred())
+	return nodes
+}
+
+// listSliceNodes are the nodes with a ResourceSlice of the example driver
+// created at since or later (to the second, as the API server stores it),
+// sorted; for polling, an error is returned.
+func listSliceNodes(ctx context.Context, since time.Time) ([]string, error) {
+	list, err := cluster.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
 	var nodes []string
 	for _, s := range list.Items {
-		if s.Spec.Driver == *driverName && !slices.Contains(nodes, s.Spec.NodeName) {
+		if s.Spec.Driver == *driverName && !s.CreationTimestamp.Time.Before(since.Truncate(time.Second)) && !slices.Contains(nodes, s.Spec.NodeName) {
 			nodes = append(nodes, s.Spec.NodeName)
 		}
 	}
 	slices.Sort(nodes)
-	return nodes
+	return nodes, nil
+}
+
+// restoreComponents gives every component whose command line changed the one
+// it had, in the order given, starts whatever exited, reads the API server's
+// gates again and waits until the device plugin serves the pluginNodes.
+func restoreComponents(ctx context.Context, components []gateComponent, pluginNodes []string) {
+	GinkgoHelper()
+	for _, c := range components {
+		if !slices.Equal(componentArgs(ctx, c.name), c.args) {
+			restartComponent(ctx, c.name, c.args)
+		}
+	}
+	superviseComponents(ctx, components)
+	cluster.gates = apiserverGates(ctx)
+	if len(pluginNodes) > 0 {
+		Eventually(ctx, func() ([]string, error) { return listDevicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
+	}
 }
 
 // superviseComponents starts again, with its recorded command line, every
@@ -170,25 +205,15 @@ func superviseComponents(ctx context.Context, components []gateComponent) {
 func gateCycle(ctx context.Context, spec *extendedSpec) {
 	GinkgoHelper()
 	pluginNodes := devicePluginNodes(ctx)
+	draNodes := sliceNodes(ctx)
 	components := gateCycleComponents(ctx, pluginNodes)
 	// Off: the reverse, but the kubelets in the same order, so that the
 	// device plugin stays with the kubelet of its node (started last).
 	last := len(components) - 1
 	off := append(append([]gateComponent{components[last]}, components[2:last]...), components[1], components[0])
-	DeferCleanup(func(ctx context.Context) {
-		// Whatever happened, every component gets its command line back,
-		// in the order of turning the gate on.
-		for _, c := range components {
-			if !slices.Equal(componentArgs(ctx, c.name), c.args) {
-				restartComponent(ctx, c.name, c.args)
-			}
-		}
-		superviseComponents(ctx, components)
-		cluster.gates = apiserverGates(ctx)
-		if len(pluginNodes) > 0 {
-			Eventually(ctx, func() []string { return devicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
-		}
-	})
+	// Whatever happened, every component gets its command line back, in the
+	// order of turning the gate on.
+	DeferCleanup(restoreComponents, components, pluginNodes)
 	gpu := map[v1.ResourceName]int{gpuResource: 1}
 
 	By("gate on: two pods run through DRA")
@@ -213,7 +238,7 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 	}
 
 	By("gate off, in the order kube-scheduler, kubelets, kube-controller-manager, kube-apiserver")
-	setGate(ctx, off, pluginNodes, "DRAExtendedResource", false)
+	setGate(ctx, off, draNodes, pluginNodes, "DRAExtendedResource", false)
 	expectStillRunning("gate off")
 	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -234,7 +259,9 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 		}
 		return string(p.Status.Phase), nil
 	}).WithTimeout(time.Minute).Should(ContainSubstring("Insufficient nvidia.com/gpu"), "why the pod is not scheduled with the gate off")
-	Expect(spec.claims.ownedBy(pending)).To(BeEmpty(), "claims of the pod created with the gate off")
+	// The spec's claim recorder watches no more (kube-apiserver restarted):
+	// ask the API server.
+	Consistently(ctx, func() ([]string, error) { return claimsOwnedBy(ctx, spec.ns, pending.UID) }).WithTimeout(5*time.Second).Should(BeEmpty(), "claims of the pod created with the gate off")
 
 	By("gate off: deleting a pod still releases its claim")
 	Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, deleted.Name, metav1.DeleteOptions{})).To(Succeed())
@@ -251,7 +278,7 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 	Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, pending.Name, metav1.DeleteOptions{})).To(Succeed())
 
 	By("gate on again, in the order kube-apiserver, kube-controller-manager, kubelets, kube-scheduler")
-	setGate(ctx, components, pluginNodes, "DRAExtendedResource", true)
+	setGate(ctx, components, draNodes, pluginNodes, "DRAExtendedResource", true)
 	expectStillRunning("gate on again")
 
 	By("gate on again: new pods run through DRA")
@@ -266,4 +293,20 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 	Eventually(ctx, func() ([]string, error) {
 		return claimNames(ctx, spec.ns, nil)
 	}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims after every pod is deleted")
+}
+
+// claimsOwnedBy are the names of the namespace's claims that the pod
+// controls, from the API server.
+func claimsOwnedBy(ctx context.Context, ns string, uid types.UID) ([]string, error) {
+	list, err := cluster.client.ResourceV1beta1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range list.Items {
+		if owner := metav1.GetControllerOf(&c); owner != nil && owner.UID == uid {
+			names = append(names, c.Name)
+		}
+	}
+	return names, nil
 }

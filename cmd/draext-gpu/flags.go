@@ -54,6 +54,7 @@ func newFlagSet(env map[string]string) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.registrarDir, "kubelet-registrar-dir", kubeletplugin.KubeletRegistryDir, "kubelet plugin registration directory (DRA mode)")
 	fs.StringVar(&o.devicePluginDir, "device-plugin-dir", "/var/lib/kubelet/device-plugins", "kubelet device plugin directory (device-plugin mode)")
 	fs.StringVar(&o.resourceName, "resource-name", "nvidia.com/gpu", "extended resource advertised (device-plugin mode)")
+	fs.DurationVar(&o.sliceCheckPeriod, "slice-check-period", draplugin.DefaultSliceCheckPeriod, "how often the driver asks the API server whether its ResourceSlice still exists, besides watching for deletes (DRA mode)")
 	fs.StringVar(&o.healthAddress, "healthcheck-address", "", "host:port of a gRPC health service that checks the plugin's own sockets (DRA mode); empty disables it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for running as a host process; in a pod the in-cluster config is used (DRA mode)")
 	fs.BoolVar(&o.discoverOnly, "discover", false, "print the discovered GPUs and the CDI spec of a claim for all of them, then exit")

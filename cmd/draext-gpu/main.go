@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/client-go/kubernetes"
@@ -45,9 +46,11 @@ type options struct {
 	registrarDir    string
 	devicePluginDir string
 	resourceName    string
-	healthAddress   string
-	kubeconfig      string
-	discoverOnly    bool
+	// sliceCheckPeriod is how often the DRA mode asks for its slice.
+	sliceCheckPeriod time.Duration
+	healthAddress    string
+	kubeconfig       string
+	discoverOnly     bool
 }
 
 func main() {
@@ -119,6 +122,9 @@ func run(ctx context.Context, o options) error {
 }
 
 func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.Device) error {
+	if o.sliceCheckPeriod <= 0 {
+		return fmt.Errorf("--slice-check-period=%v: must be positive", o.sliceCheckPeriod)
+	}
 	config, err := restConfig(o.kubeconfig)
 	if err != nil {
 		return err
@@ -141,6 +147,7 @@ func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.De
 	drv, err := draplugin.Start(ctx, draplugin.Config{
 		DriverName: o.driverName, NodeName: o.nodeName, Client: client,
 		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: o.registrarDir,
+		SliceCheckPeriod: o.sliceCheckPeriod,
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2/ktesting"
 
@@ -26,7 +27,8 @@ func TestRunRefuses(t *testing.T) {
 		"bad nvml value":     {opts: options{mode: "dra", nodeName: "n", nvml: "fake"}, want: `invalid --nvml value "fake"`},
 		"no NVML library":    {opts: options{mode: "dra", nodeName: "n", nvml: "real", driverRoot: "/nonexistent"}, want: "libnvidia-ml.so.1 not found under driver root"},
 		"other mode running": {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100"}, heldBy: "device-plugin", want: "already served by the device-plugin mode"},
-		"not in a pod":       {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100"}, want: "pass --kubeconfig to run as a host process"},
+		"not in a pod":       {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100", sliceCheckPeriod: time.Minute}, want: "pass --kubeconfig to run as a host process"},
+		"no slice check":     {opts: options{mode: "dra", nodeName: "n", nvml: "mock:dgxa100"}, want: "--slice-check-period=0s: must be positive"},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

@@ -28,18 +28,11 @@ if [[ $BASE == 1 ]]; then
 	# the patched tree and its branch are never touched.
 	"$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
 	tag_commit=$(git -C "$KUBE_TREE" rev-parse "$TAG^{commit}") || die "the upstream tree has no tag $TAG" "make fetch"
-	if [[ -e $BASE_TREE/.git ]] && ! git -C "$BASE_TREE" rev-parse HEAD >/dev/null 2>&1; then
-		# A worktree of an upstream tree that was removed and fetched again.
-		rm -rf "$BASE_TREE"
+	# The base tree is generated: made again whenever it is not the clean tag.
+	if [[ $(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null) != "$tag_commit" || -n $(git -C "$BASE_TREE" status --porcelain 2>/dev/null) ]]; then
+		info "worktree of $TAG at ${BASE_TREE#"$DRAEXT_ROOT"/}"
+		fresh_worktree "$BASE_TREE" "$TAG" || die "could not add a worktree of $TAG at $BASE_TREE (see the git error above)"
 	fi
-	if [[ ! -e $BASE_TREE/.git ]]; then
-		[[ ! -e $BASE_TREE ]] || die "$BASE_TREE exists but is not a git worktree" "remove it, then retry"
-		git -C "$KUBE_TREE" worktree prune
-		git -C "$KUBE_TREE" worktree add --detach "$BASE_TREE" "$TAG" >/dev/null ||
-			die "could not add a worktree of $TAG at $BASE_TREE (see the git error above)"
-	fi
-	[[ $(git -C "$BASE_TREE" rev-parse HEAD) == "$tag_commit" && -z $(git -C "$BASE_TREE" status --porcelain) ]] ||
-		die "${BASE_TREE#"$DRAEXT_ROOT"/} is not the clean tag $TAG" "remove it (git -C $KUBE_TREE worktree remove --force $BASE_TREE), then retry"
 	TREE_DIR=$BASE_TREE OUT_DIR=$BASE_BIN_DIR VERSION=$TAG EXPECT=rejected
 else
 	# A tree the user is hacking on (extra commits on draext) is built as it is;

@@ -27,6 +27,8 @@ daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/lo
 *) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
 esac
 KBIN=${KBIN:-$BIN_DIR}
+# Absolute: the recorded command lines are started again from other directories.
+KBIN=$(realpath -m "$KBIN")
 BIN_DIR=$KBIN
 [[ $(id -u) == 0 ]] || die "the local cluster needs root (containerd, kubelet, cgroups, mounts)"
 
@@ -49,11 +51,16 @@ fi
 # Stock binaries (make build-base) do not know DRAExtendedResource: the
 # default gates go without it, and the DeviceClass without extendedResourceName.
 STOCK=0
-case $(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource) in
+apiserver_gate=$(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource)
+kubelet_gate=$(gate_probe "$KBIN/kubelet" DRAExtendedResource)
+[[ $apiserver_gate == "$kubelet_gate" ]] ||
+	die "KBIN=$KBIN mixes patched and stock binaries (kube-apiserver: $apiserver_gate, kubelet: $kubelet_gate DRAExtendedResource)" "use one make build or make build-base output"
+case $apiserver_gate in
 accepted) ;;
 rejected)
 	# shellcheck disable=SC2034 # read by phase_driver (phases/driver.sh)
 	STOCK=1
+	[[ $DRIVER == host ]] || die "DRIVER=$DRIVER with stock binaries: overlays/ apply the DeviceClass with extendedResourceName, which they refuse" "DRIVER=host"
 	if [[ $FEATURE_GATES == "$DEFAULT_FEATURE_GATES" ]]; then
 		FEATURE_GATES=$(tr ',' '\n' <<<"$FEATURE_GATES" | grep -v '^DRAExtendedResource=' | paste -sd,)
 	fi
@@ -63,7 +70,7 @@ rejected)
 	done
 	info "KBIN=$KBIN holds stock binaries ($("$KBIN/kube-apiserver" --version)): gates $FEATURE_GATES, DeviceClass without extendedResourceName"
 	;;
-*) die "cannot tell whether $KBIN/kube-apiserver knows the gate DRAExtendedResource" "$(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource)" ;;
+*) die "cannot tell whether $KBIN/kube-apiserver knows the gate DRAExtendedResource" "$apiserver_gate" ;;
 esac
 bash "$DRAEXT_ROOT/scripts/cluster/deps.sh"
 mkdir -p "$LOGS" "$PIDS" "$STATE_DIR" "$RUN_DIR"

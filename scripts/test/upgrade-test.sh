@@ -13,12 +13,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
 [[ $(id -u) == 0 ]] || die "the upgrade test starts a local cluster: run it as root"
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
-	[[ -x $BASE_BIN_DIR/$b ]] || die "no stock $b in ${BASE_BIN_DIR#"$DRAEXT_ROOT"/}" "make build-base first (a cold build takes about 15 minutes)"
+	[[ -x $BASE_BIN_DIR/$b ]] || die "no stock $b in ${BASE_BIN_DIR#"$DRAEXT_ROOT"/}" "make build-base first"
 	[[ -x $BIN_DIR/$b ]] || die "no patched $b in ${BIN_DIR#"$DRAEXT_ROOT"/}" "make build first"
 done
-if [[ -f $PIDS/nodes ]] && proc_alive kube-apiserver; then
-	die "a local cluster is already running" "make down first: the upgrade test needs a cluster of its own"
+# The test purges its cluster at the end: never one that holds a user's state.
+if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
+	die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: the upgrade test needs a cluster of its own"
 fi
+# The patched binaries of the committed series (a second or so when they are current).
+WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 report=$OUTPUT_DIR/upgrade/report.txt
 mkdir -p "${report%/*}"
 : >"$report"
@@ -26,14 +29,14 @@ start=$(now_s)
 trap 'PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh" || true' EXIT
 NODES=2 DRIVER=host KBIN=$BASE_BIN_DIR bash "$DRAEXT_ROOT/scripts/cluster/up.sh"
 rc=0
-E2E_LABEL_FILTER=upgrade E2E_TIMEOUT=30m E2E_DRILL_REPORT=$report E2E_REQUIRE=cluster,driver,device-plugin,restart,upgrade \
-	E2E_BASE_BIN=$BASE_BIN_DIR E2E_UPGRADE_BIN=$BIN_DIR bash "$DRAEXT_ROOT/scripts/test/e2e.sh" || rc=$?
-trap - EXIT
-PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
+KUBECONFIG=$KUBECONFIG_FILE E2E_LABEL_FILTER=upgrade E2E_TIMEOUT=30m E2E_DRILL_REPORT=$report E2E_REQUIRE=cluster,driver,device-plugin,restart,upgrade \
+	E2E_BASE_BIN=$(realpath "$BASE_BIN_DIR") E2E_UPGRADE_BIN=$(realpath "$BIN_DIR") bash "$DRAEXT_ROOT/scripts/test/e2e.sh" || rc=$?
 log "upgrade test ($(($(now_s) - start))s):"
 if [[ -s $report ]]; then
 	sed 's/^/    /' "$report" >&2
 else
 	info "(no phase got to its figures)"
 fi
+trap - EXIT
+PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
 ((rc == 0)) || die "the upgrade test failed (see above); figures in ${report#"$DRAEXT_ROOT"/}"

@@ -39,7 +39,7 @@ type Config struct {
 	RegistrarDir string
 	// SliceCheckPeriod is how often the driver asks the API server whether
 	// its ResourceSlice is still there, in case its watch missed a delete.
-	// Zero means DefaultSliceCheckPeriod.
+	// Zero or less means DefaultSliceCheckPeriod.
 	SliceCheckPeriod time.Duration
 }
 

@@ -33,16 +33,17 @@ import (
 // the informer's resync 10 minutes later. A fresh controller lists the slices
 // from the API server and creates the missing one at once.
 //
-// The watch can miss the delete: the kubelet that wipes the slices may start
-// while the API server restarts, and the watch that reconnects then may list
-// before the delete and resume after it. So the publisher also asks the API
-// server every checkPeriod whether the pool still has a slice.
+// A watch is only a trigger: the kubelet may wipe the slices while kube-apiserver
+// restarts, and the gate cycle and make upgrade-test saw deletes that no
+// handler reported. So whether the pool still has a slice is always asked of
+// the API server (a LIST limited to this driver's slices of this node), on a
+// delete the watch reports and every checkPeriod; a failed LIST is retried
+// sooner, with backoff.
 type publisher struct {
 	client     kubernetes.Interface
 	driverName string
 	nodeName   string
-	store      cache.Store // this driver's slices of this node, from the API server
-	selector   string      // field selector of this driver's slices of this node
+	selector   string // field selector of this driver's slices of this node
 	// checkPeriod is how often run asks the API server for the slices.
 	checkPeriod time.Duration
 
@@ -82,7 +83,6 @@ func startPublisher(ctx context.Context, client kubernetes.Interface, driverName
 	informer := resourceinformers.NewFilteredResourceSliceInformer(client, 0, cache.Indexers{}, func(options *metav1.ListOptions) {
 		options.FieldSelector = p.selector
 	})
-	p.store = informer.GetStore()
 	handler, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -128,6 +128,19 @@ func startPublisher(ctx context.Context, client kubernetes.Interface, driverName
 // controller that failed to start.
 const restartRetry = 5 * time.Second
 
+// startGrace is how long after starting a controller a periodic check that
+// finds no slice lets it be: the controller's first create may be in flight.
+// A delete the watch reports is acted on at once.
+const startGrace = 2 * time.Second
+
+// listRetryMin is the first wait after a failed LIST; it doubles up to
+// checkPeriod.
+const listRetryMin = time.Second
+
+// listFailuresLogged is how many LIST failures in a row are logged at V(2)
+// before they are logged as errors.
+const listFailuresLogged = 3
+
 // signalGone asks run to check whether the pool has a slice left.
 func (p *publisher) signalGone() {
 	select {
@@ -136,38 +149,52 @@ func (p *publisher) signalGone() {
 	}
 }
 
-// run starts a fresh controller whenever the pool has no slice left: when
-// the watch saw a delete and the watched slices have none, and when the API
-// server has none at one of the periodic checks.
+// run starts a fresh controller whenever the API server has no slice of the
+// pool: checked when the watch reports a delete, and every checkPeriod.
 func (p *publisher) run() {
 	logger := klog.FromContext(p.ctx)
-	ticker := time.NewTicker(p.checkPeriod)
-	defer ticker.Stop()
+	timer := time.NewTimer(p.checkPeriod)
+	defer timer.Stop()
+	failures := 0
+	startedAt := time.Now()
 	for {
+		periodic := false
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-p.gone:
-			if p.hasSlice(p.store.List()) {
-				continue
+		case <-timer.C:
+			periodic = true
+		}
+		present, err := p.apiHasSlice()
+		if err != nil {
+			if p.ctx.Err() != nil {
+				return
 			}
-			logger.Info("ResourceSlice of the node was deleted, publishing it again", "node", p.nodeName)
-		case <-ticker.C:
-			list, err := p.client.ResourceV1beta1().ResourceSlices().List(p.ctx, metav1.ListOptions{FieldSelector: p.selector})
-			if err != nil {
-				if p.ctx.Err() == nil {
-					logger.V(2).Info("Checking for the node's ResourceSlice failed, trying again later", "err", err, "after", p.checkPeriod)
-				}
-				continue
+			failures++
+			retry := min(listRetryMin<<min(failures-1, 10), p.checkPeriod)
+			if failures > listFailuresLogged {
+				logger.Error(err, "Checking for the node's ResourceSlice failed", "failures", failures, "retryAfter", retry)
+			} else {
+				logger.V(2).Info("Checking for the node's ResourceSlice failed", "err", err, "failures", failures, "retryAfter", retry)
 			}
-			objs := make([]any, len(list.Items))
-			for i := range list.Items {
-				objs[i] = &list.Items[i]
-			}
-			if p.hasSlice(objs) {
-				continue
-			}
-			logger.Info("ResourceSlice of the node is missing though no delete was seen, publishing it again", "node", p.nodeName)
+			resetTimer(timer, retry)
+			continue
+		}
+		failures = 0
+		resetTimer(timer, p.checkPeriod)
+		p.mu.Lock()
+		running := p.controller != nil
+		p.mu.Unlock()
+		switch {
+		case present && running:
+			continue
+		case !present && running && periodic && time.Since(startedAt) < startGrace:
+			continue
+		case present:
+			logger.Info("No ResourceSlice controller runs, starting one", "node", p.nodeName)
+		default:
+			logger.Info("The node's ResourceSlice is gone, publishing it again", "node", p.nodeName)
 		}
 		p.mu.Lock()
 		p.controller.Stop()
@@ -176,20 +203,36 @@ func (p *publisher) run() {
 			logger.Error(err, "Publishing ResourceSlices again failed, retrying", "after", restartRetry)
 			time.AfterFunc(restartRetry, p.signalGone)
 		}
+		startedAt = time.Now()
 		p.mu.Unlock()
 	}
 }
 
-// hasSlice reports whether objs, slices from the watch or from the API
-// server, contain one of this driver's pool on this node.
-func (p *publisher) hasSlice(objs []any) bool {
-	for _, obj := range objs {
-		if s, ok := obj.(*resourceapi.ResourceSlice); ok &&
-			s.Spec.Driver == p.driverName && s.Spec.NodeName == p.nodeName && s.Spec.Pool.Name == p.nodeName {
-			return true
+// resetTimer makes a timer whose channel has been drained or never fired
+// fire after d.
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
+	}
+	t.Reset(d)
+}
+
+// apiHasSlice asks the API server whether the pool has a slice on this node.
+func (p *publisher) apiHasSlice() (bool, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.checkPeriod)
+	defer cancel()
+	list, err := p.client.ResourceV1beta1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: p.selector})
+	if err != nil {
+		return false, err
+	}
+	for _, s := range list.Items {
+		if s.Spec.Driver == p.driverName && s.Spec.NodeName == p.nodeName && s.Spec.Pool.Name == p.nodeName {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // startController starts a controller for p.resources. p.mu must be held.

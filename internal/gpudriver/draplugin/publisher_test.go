@@ -5,8 +5,11 @@ package draplugin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +78,10 @@ func TestRepublishDeletedSlice(t *testing.T) {
 		// watch does that reconnects across an apiserver restart while
 		// the slices are deleted and whose relist is served stale.
 		dropDeletes bool
+		// failLists makes that many LISTs of ResourceSlices fail once the
+		// driver runs (together with dropDeletes: the periodic check
+		// retries).
+		failLists   int
 		wantDevices int
 	}{
 		"kubelet wipes the node's slices right after publishing": {
@@ -102,6 +109,17 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			dropDeletes: true,
 			wantDevices: 7,
 		},
+		"watches miss the deletes, again and again": {
+			deletes:     []func(context.Context, *testing.T, *fake.Clientset){wipeNode, deleteOurs, wipeNode},
+			dropDeletes: true,
+			wantDevices: 8,
+		},
+		"watches miss the delete and the API server fails two LISTs": {
+			deletes:     []func(context.Context, *testing.T, *fake.Clientset){wipeNode},
+			dropDeletes: true,
+			failLists:   2,
+			wantDevices: 8,
+		},
 		"deleted again and again": {
 			deletes:     []func(context.Context, *testing.T, *fake.Clientset){deleteOurs, wipeNode, deleteOurs},
 			wantDevices: 8,
@@ -119,11 +137,14 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			if tc.dropDeletes {
 				dropDeleteEvents(client)
 			}
-			var opts []func(*Config)
+			// Without dropped deletes the watch must do it alone: the
+			// periodic check comes too late to help.
+			checkPeriod := time.Hour
 			if tc.dropDeletes {
-				opts = append(opts, func(cfg *Config) { cfg.SliceCheckPeriod = republishWithin / 4 })
+				checkPeriod = republishWithin / 4
 			}
-			td := startTestDriver(ctx, t, client, "pub", opts...)
+			lists := recordLists(client)
+			td := startTestDriver(ctx, t, client, "pub", func(cfg *Config) { cfg.SliceCheckPeriod = checkPeriod })
 			drv, devices := td.Driver, td.devices
 			defer drv.Stop()
 
@@ -135,14 +156,61 @@ func TestRepublishDeletedSlice(t *testing.T) {
 			}
 			waitForOurSlice(ctx, t, client, tc.wantDevices, 30*time.Second)
 
+			lists.fail(tc.failLists)
 			for i, del := range tc.deletes {
 				del(ctx, t, client)
 				start := time.Now()
 				waitForOurSlice(ctx, t, client, tc.wantDevices, republishWithin)
 				t.Logf("delete %d: slice back after %v", i, time.Since(start).Round(time.Millisecond))
 			}
+			if tc.dropDeletes {
+				// The check asks only for this driver's slices of this node.
+				want := fields.Set{resourceapi.ResourceSliceSelectorDriver: DefaultDriverName, resourceapi.ResourceSliceSelectorNodeName: "node-a"}.String()
+				if got := lists.selectors(); !slices.Contains(got, want) {
+					t.Errorf("field selectors of the LISTs = %q, want one to be %q", got, want)
+				}
+			}
 		})
 	}
+}
+
+// listRecorder records the field selectors of the LISTs of ResourceSlices
+// and fails the next ones that ask for one node's slices when asked.
+type listRecorder struct {
+	mu      sync.Mutex
+	seen    []string
+	failing int
+}
+
+func recordLists(client *fake.Clientset) *listRecorder {
+	r := &listRecorder{}
+	client.PrependReactor("list", "resourceslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		f := action.(k8stesting.ListAction).GetListRestrictions().Fields
+		if f == nil {
+			return false, nil, nil
+		}
+		r.seen = append(r.seen, f.String())
+		if _, node := f.RequiresExactMatch(resourceapi.ResourceSliceSelectorNodeName); node && r.failing > 0 {
+			r.failing--
+			return true, nil, errors.New("the API server is restarting")
+		}
+		return false, nil, nil
+	})
+	return r
+}
+
+func (r *listRecorder) fail(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failing = n
+}
+
+func (r *listRecorder) selectors() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.seen)
 }
 
 // testDriver is a driver started by startTestDriver with mock GPUs of

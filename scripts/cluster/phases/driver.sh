@@ -28,7 +28,7 @@ phase_driver() {
 		die "applying the driver's ClusterRole failed"
 	# A stock kube-apiserver refuses extendedResourceName (strict field validation).
 	if [[ ${STOCK:-0} == 1 ]]; then
-		grep -v '^  extendedResourceName:' "$DRAEXT_ROOT/overlays/base/deviceclass.yaml"
+		sed '/^[[:space:]]*extendedResourceName:/d' "$DRAEXT_ROOT/overlays/base/deviceclass.yaml"
 	else
 		cat "$DRAEXT_ROOT/overlays/base/deviceclass.yaml"
 	fi | kubectl_ apply -f - >/dev/null || die "applying the DeviceClass of overlays/base/deviceclass.yaml failed"
