@@ -30,7 +30,7 @@ export KEEP_DOCKER
 export ARGS
 export NODE_IMAGE
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -135,6 +135,12 @@ up: ## Start the local cluster with the example driver (NODES=2: the last node r
 
 down: ## Stop the local cluster (PURGE=1 also wipes its state)
 	@bash scripts/cluster/down.sh
+
+migrate: ## Move a node of the running cluster between device plugin and DRA with pods running (MIGRATE_NODE=2 MIGRATE_TO=dra|device-plugin)
+	@bash scripts/cluster/migrate.sh
+
+migrate-demo: ## On make up NODES=2: move the device-plugin node to DRA with a device-plugin pod running, and back
+	@bash scripts/cluster/migrate-demo.sh
 
 ctl: ## Control one component of the local cluster: make ctl ARGS="restart kubelet1" (list, find, args, start, stop, signal, restart, wait)
 	@bash scripts/cluster/ctl.sh $(ARGS)

@@ -422,6 +422,4 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	It("gate on, off, on", Label(lifecycleLabel), func(ctx context.Context) {
 		gateCycle(ctx, spec)
 	})
-
-	PIt("device plugin removed, then DRA takes over [not written yet]")
 })

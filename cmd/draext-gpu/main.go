@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/draext/draext/internal/gpudriver/gpu"
 	"github.com/draext/draext/internal/gpudriver/nodelock"
 	"github.com/draext/draext/internal/gpudriver/state"
+	"github.com/draext/draext/internal/podresources"
 )
 
 type options struct {
@@ -46,11 +48,13 @@ type options struct {
 	registrarDir    string
 	devicePluginDir string
 	resourceName    string
-	// sliceCheckPeriod is how often the DRA mode asks for its slice.
-	sliceCheckPeriod time.Duration
-	healthAddress    string
-	kubeconfig       string
-	discoverOnly     bool
+	// podResourcesSocket enables withholding GPUs that device-plugin
+	// containers hold (DRA mode).
+	podResourcesSocket string
+	sliceCheckPeriod   time.Duration
+	healthAddress      string
+	kubeconfig         string
+	discoverOnly       bool
 }
 
 func main() {
@@ -144,11 +148,21 @@ func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.De
 			return err
 		}
 	}
-	drv, err := draplugin.Start(ctx, draplugin.Config{
+	cfg := draplugin.Config{
 		DriverName: o.driverName, NodeName: o.nodeName, Client: client,
 		Devices: devices, State: st, PluginDir: pluginDir, RegistrarDir: o.registrarDir,
 		SliceCheckPeriod: o.sliceCheckPeriod,
-	})
+	}
+	if o.podResourcesSocket != "" {
+		cfg.DevicePluginHolders = func(ctx context.Context) (map[string]string, error) {
+			resp, err := podresources.List(ctx, o.podResourcesSocket, 10*time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return devicePluginGPUs(podresources.DevicePluginHolders(podresources.Containers(resp, "", ""), o.resourceName)), nil
+		}
+	}
+	drv, err := draplugin.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -198,6 +212,22 @@ func watchHealth(ctx context.Context, lib nvml.Interface, devices []gpu.Device, 
 	if err := gpu.WatchHealth(ctx, lib, uuids, unhealthy); err != nil {
 		logger.Error(err, "GPU health is no longer watched")
 	}
+}
+
+// devicePluginGPUs turns device-plugin device IDs into GPU UUIDs: a device
+// plugin that shares GPUs by time-slicing gives out replicas named
+// <UUID>::<n> (NVIDIA's convention), each of which holds the whole GPU here.
+// The holder of a GPU is the smallest name among its replicas' holders.
+func devicePluginGPUs(held map[string]string) map[string]string {
+	out := make(map[string]string, len(held))
+	for id, holder := range held {
+		uuid, _, _ := strings.Cut(id, "::")
+		// Several holders of one GPU's replicas: name the same one every time.
+		if before, ok := out[uuid]; !ok || holder < before {
+			out[uuid] = holder
+		}
+	}
+	return out
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,24 @@ func TestRunRefuses(t *testing.T) {
 			err := run(ctx, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDevicePluginGPUs(t *testing.T) {
+	testCases := map[string]struct {
+		held, want map[string]string
+	}{
+		"whole GPUs":    {held: map[string]string{"GPU-a": "ns/p/c"}, want: map[string]string{"GPU-a": "ns/p/c"}},
+		"replicas":      {held: map[string]string{"GPU-a::0": "ns/p2/c", "GPU-a::3": "ns/p1/c", "GPU-b::1": "ns/q/c"}, want: map[string]string{"GPU-a": "ns/p1/c", "GPU-b": "ns/q/c"}},
+		"nothing held":  {held: map[string]string{}, want: map[string]string{}},
+		"odd separator": {held: map[string]string{"GPU-a:1": "ns/p/c"}, want: map[string]string{"GPU-a:1": "ns/p/c"}},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			if got := devicePluginGPUs(tc.held); !maps.Equal(got, tc.want) {
+				t.Errorf("devicePluginGPUs(%v) = %v, want %v", tc.held, got, tc.want)
 			}
 		})
 	}

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/draext/draext/internal/podresources"
 )
 
 // response is what a kubelet with a device-plugin pod, a DRA pod with two
@@ -107,7 +109,7 @@ func TestContainers(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := json.Marshal(Containers(tc.resp, tc.namespace, tc.pod))
+			got, err := json.Marshal(podresources.Containers(tc.resp, tc.namespace, tc.pod))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,13 +24,27 @@ node_ip() { echo "127.0.0.$1"; }
 node_dir() { echo "$STATE_DIR/node$1"; }
 node_run() { echo "$RUN_DIR/node$1"; }
 node_cgroup() { echo "/draext-node$1"; }
-# node_mode I: how node I gets its GPUs. With two or more nodes the last one
+# node_mode I: how node I gets its GPUs: dra or device-plugin, as recorded in
+# its state directory (make up records it once, make migrate changes it; make
+# down PURGE=1 forgets it). Unrecorded: with two or more nodes the last one
 # (started last, so it owns the shared device-plugin socket) runs the device
 # plugin, the others the DRA driver.
 node_mode() {
-	local nodes
+	local nodes recorded
+	recorded=$(cat "$(node_dir "$1")/mode" 2>/dev/null || true)
+	if [[ -n $recorded ]]; then
+		echo "$recorded"
+		return
+	fi
 	nodes=$(cat "$PIDS/nodes" 2>/dev/null || echo "$NODES")
 	if ((nodes >= 2 && $1 == nodes)); then echo device-plugin; else echo dra; fi
+}
+
+# node_set_mode I MODE: record how node I gets its GPUs (dra or device-plugin).
+node_set_mode() {
+	case $2 in dra | device-plugin) ;; *) die "node_set_mode: mode '$2': use dra or device-plugin" ;; esac
+	mkdir -p "$(node_dir "$1")"
+	echo "$2" >"$(node_dir "$1")/mode"
 }
 
 cgroup_controllers() {

@@ -107,6 +107,9 @@ KBIN=${KBIN:-}
 # State on short, absolute paths (unix sockets, kubelet root dirs, cgroups).
 STATE_DIR=${STATE_DIR:-/var/lib/draext-cluster}
 RUN_DIR=${RUN_DIR:-/run/draext-cluster}
+# make migrate: which node (empty: the last) moves to which mode (dra or device-plugin).
+MIGRATE_NODE=${MIGRATE_NODE:-}
+MIGRATE_TO=${MIGRATE_TO:-dra}
 # PURGE=1: make down also wipes the cluster's state (etcd, kubelet and containerd roots, pki).
 PURGE=${PURGE:-0}
 

@@ -31,6 +31,8 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	# The restart specs stop a kubelet, driver or scheduler and start it
 	# again through the cluster's process control (scripts/cluster/ctl.sh).
 	export E2E_CLUSTER_CTL="$DRAEXT_ROOT/scripts/cluster/ctl.sh"
+	# The migration spec moves a node between device plugin and DRA with it.
+	export E2E_CLUSTER_MIGRATE="$DRAEXT_ROOT/scripts/cluster/migrate.sh"
 	# The drills ask the nodes' containerd about containers (crictl inspect).
 	export E2E_CRICTL="$CBIN/crictl" E2E_CRI_SOCKETS="$RUN_DIR/node*/containerd.sock"
 fi

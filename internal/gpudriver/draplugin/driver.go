@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -41,7 +42,26 @@ type Config struct {
 	// its ResourceSlice is still there, in case its watch missed a delete.
 	// Zero or less means DefaultSliceCheckPeriod.
 	SliceCheckPeriod time.Duration
+	// DevicePluginHolders, when set, returns the GPUs (by UUID) that
+	// containers still hold through the device plugin, with who holds
+	// each (namespace/pod/container). Such GPUs are left out of the
+	// ResourceSlice, and refused in Prepare, until they are free: a node
+	// that moved from the device plugin to DRA with pods running never
+	// gives a GPU out twice. The driver publishes nothing before the first
+	// successful answer.
+	DevicePluginHolders func(ctx context.Context) (map[string]string, error)
+	// HeldCheckPeriod is how often DevicePluginHolders is asked again.
+	// Zero or less means DefaultHeldCheckPeriod.
+	HeldCheckPeriod time.Duration
 }
+
+// DefaultHeldCheckPeriod is how often a driver asks by default which GPUs
+// device-plugin containers still hold.
+const DefaultHeldCheckPeriod = 10 * time.Second
+
+// heldRetry is how long Start waits between attempts to learn the GPUs
+// that device-plugin containers hold.
+const heldRetry = 2 * time.Second
 
 // DefaultSliceCheckPeriod is how often a driver checks by default that its
 // ResourceSlice exists: one LIST per node, limited to that node's slices of
@@ -57,15 +77,24 @@ type Driver struct {
 
 	mu        sync.Mutex
 	unhealthy map[string]string // GPU UUID -> why it is unhealthy (gpu.HealthEvent.String)
+	held      map[string]string // GPU UUID -> the device-plugin container that holds it
+
+	cancel context.CancelFunc // ends the watch of held GPUs
+	wg     sync.WaitGroup
 }
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
 
 // Start registers the plugin with the kubelet and publishes the GPUs.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
-	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}}
+	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}, held: map[string]string{}, cancel: func() {}}
 	for _, dev := range cfg.Devices {
 		d.byName[SliceDeviceName(dev)] = dev
+	}
+	if cfg.DevicePluginHolders != nil {
+		if err := d.learnHeld(ctx); err != nil {
+			return nil, err
+		}
 	}
 	helper, err := kubeletplugin.Start(ctx, d,
 		kubeletplugin.DriverName(cfg.DriverName),
@@ -88,13 +117,101 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("publish ResourceSlices: %w", err)
 	}
 	d.pub = pub
+	if cfg.DevicePluginHolders != nil {
+		period := cfg.HeldCheckPeriod
+		if period <= 0 {
+			period = DefaultHeldCheckPeriod
+		}
+		watchCtx, cancel := context.WithCancel(ctx)
+		d.cancel = cancel
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.watchHeld(watchCtx, period)
+		}()
+	}
 	klog.FromContext(ctx).Info("DRA driver started", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
 	return d, nil
+}
+
+// learnHeld asks which GPUs device-plugin containers hold until it gets an
+// answer, so that the first ResourceSlice already leaves them out.
+func (d *Driver) learnHeld(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	for {
+		held, err := d.cfg.DevicePluginHolders(ctx)
+		if err == nil {
+			d.setHeld(logger, held)
+			return nil
+		}
+		logger.Error(err, "Cannot tell which GPUs device-plugin containers hold; publishing none until then", "retryAfter", heldRetry)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("learning which GPUs device-plugin containers hold: %w", context.Cause(ctx))
+		case <-time.After(heldRetry):
+		}
+	}
+}
+
+// watchHeld asks every period which GPUs device-plugin containers hold and
+// publishes the GPUs they gave back. When it cannot tell, it keeps what it
+// knew: a GPU is published only once it is known to be free.
+func (d *Driver) watchHeld(ctx context.Context, period time.Duration) {
+	logger := klog.FromContext(ctx)
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		held, err := d.cfg.DevicePluginHolders(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				logger.Error(err, "Cannot tell which GPUs device-plugin containers hold; keeping the last answer")
+			}
+			continue
+		}
+		if d.setHeld(logger, held) {
+			d.pub.update(d.resources)
+		}
+	}
+}
+
+// setHeld records the GPUs of this node that device-plugin containers hold
+// (IDs of other devices are ignored) and reports whether that changed.
+func (d *Driver) setHeld(logger klog.Logger, held map[string]string) bool {
+	mine := make(map[string]string, len(held))
+	for _, dev := range d.cfg.Devices {
+		if holder, ok := held[dev.UUID]; ok {
+			mine[dev.UUID] = holder
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if maps.Equal(mine, d.held) {
+		return false
+	}
+	for uuid, holder := range d.held {
+		if _, still := mine[uuid]; !still {
+			logger.Info("GPU is no longer held by a device-plugin container, publishing it", "gpu", uuid, "heldBy", holder)
+		}
+	}
+	for uuid, holder := range mine {
+		if _, before := d.held[uuid]; !before {
+			logger.Info("GPU is held by a device-plugin container, leaving it out of the ResourceSlice", "gpu", uuid, "heldBy", holder)
+		}
+	}
+	d.held = mine
+	return true
 }
 
 // Stop stops publishing and unregisters the plugin. The ResourceSlices
 // stay: the kubelet removes them when the driver does not come back.
 func (d *Driver) Stop() {
+	d.cancel()
+	d.wg.Wait()
 	d.pub.stop(errors.New("DRA driver was stopped"))
 	d.helper.Stop()
 }
@@ -104,15 +221,19 @@ func (d *Driver) Helper() *kubeletplugin.Helper {
 	return d.helper
 }
 
-// resources are the node's GPUs without the unhealthy ones.
+// resources are the node's GPUs without the unhealthy ones and those that
+// device-plugin containers hold.
 func (d *Driver) resources() resourceslice.DriverResources {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	unhealthy := make(map[string]bool, len(d.unhealthy))
+	leaveOut := make(map[string]bool, len(d.unhealthy)+len(d.held))
 	for uuid := range d.unhealthy {
-		unhealthy[uuid] = true
+		leaveOut[uuid] = true
 	}
-	return Resources(d.cfg.NodeName, d.cfg.Devices, unhealthy)
+	for uuid := range d.held {
+		leaveOut[uuid] = true
+	}
+	return Resources(d.cfg.NodeName, d.cfg.Devices, leaveOut)
 }
 
 // MarkUnhealthy takes a GPU (all GPUs when the event names none) out of the
@@ -183,6 +304,9 @@ func (d *Driver) checkHealthy(requests map[string][]string) error {
 		for _, uuid := range uuids {
 			if why, bad := d.unhealthy[uuid]; bad {
 				errs = append(errs, fmt.Errorf("request %q: GPU %s is unhealthy (%s)", request, uuid, why))
+			}
+			if holder, held := d.held[uuid]; held {
+				errs = append(errs, fmt.Errorf("request %q: GPU %s is still held by device-plugin container %s", request, uuid, holder))
 			}
 		}
 	}

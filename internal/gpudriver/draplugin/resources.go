@@ -35,13 +35,13 @@ func SliceDeviceName(d gpu.Device) string {
 }
 
 // Resources describes the GPUs of a node as one pool, named after the node,
-// with one ResourceSlice. GPUs in unhealthy (by UUID) are left out, so the
-// scheduler stops allocating them; an empty slice still tells that the driver
-// runs.
-func Resources(nodeName string, devices []gpu.Device, unhealthy map[string]bool) resourceslice.DriverResources {
+// with one ResourceSlice. GPUs in leaveOut (by UUID: unhealthy ones, and
+// those device-plugin containers hold) are left out, so the scheduler does
+// not allocate them; an empty slice still tells that the driver runs.
+func Resources(nodeName string, devices []gpu.Device, leaveOut map[string]bool) resourceslice.DriverResources {
 	slice := resourceslice.Slice{Devices: []resourceapi.Device{}}
 	for _, d := range devices {
-		if unhealthy[d.UUID] {
+		if leaveOut[d.UUID] {
 			continue
 		}
 		slice.Devices = append(slice.Devices, apiDevice(d))

@@ -16,7 +16,8 @@ driver_args() {
 	if [[ $mode == dra ]]; then
 		printf '%s\n' --kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi" \
 			--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry" \
-			--healthcheck-address="127.0.0.1:$((HEALTH_PORT_BASE + i))"
+			--healthcheck-address="127.0.0.1:$((HEALTH_PORT_BASE + i))" \
+			--kubelet-podresources-socket="$nd/kubelet/pod-resources/kubelet.sock"
 	else
 		printf '%s\n' --device-plugin-dir="$DEVICE_PLUGIN_DIR"
 	fi
@@ -35,6 +36,10 @@ phase_driver() {
 	kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
 		--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null ||
 		die "applying the ClusterRoleBinding draext-gpu-host failed"
+	# Each node keeps the mode it was started or migrated with (node_mode).
+	for i in $(seq 1 "$NODES"); do
+		node_set_mode "$i" "$(node_mode "$i")"
+	done
 	if [[ $DRIVER == daemonset ]]; then
 		kubectl_ apply -k "$DRAEXT_ROOT/overlays/local" >/dev/null || die "applying overlays/local failed"
 		phase "driver DaemonSet applied (overlays/local)"

@@ -1,0 +1,121 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Migration of a node from the device plugin to DRA with pods running
+// (issue 27), through the cluster's own tooling: E2E_CLUSTER_MIGRATE names
+// the command that moves a node (scripts/cluster/migrate.sh, which make e2e
+// sets for the local cluster; MIGRATE_NODE, MIGRATE_TO).
+var _ = Describe("Migration from the device plugin", func() {
+	spec := extendedSpecs()
+
+	It("device plugin removed, then DRA takes over", func(ctx context.Context) {
+		migrate := os.Getenv("E2E_CLUSTER_MIGRATE")
+		if migrate == "" {
+			skipOrFail("restart", "E2E_CLUSTER_MIGRATE is not set: the suite cannot move a node between device plugin and DRA (make e2e sets it for the local cluster)")
+		}
+		node := devicePluginNode(ctx)
+		moveNode := func(ctx context.Context, to string) {
+			GinkgoHelper()
+			By("moving node " + node + " to " + to)
+			cmd := exec.CommandContext(ctx, migrate)
+			cmd.Env = append(os.Environ(), "MIGRATE_NODE="+node, "MIGRATE_TO="+to)
+			cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+			Expect(cmd.Run()).To(Succeed(), "%s with MIGRATE_NODE=%s MIGRATE_TO=%s", migrate, node, to)
+		}
+		gpu := func(n int) map[v1.ResourceName]int { return map[v1.ResourceName]int{gpuResource: n} }
+		total := nodeAllocatable(ctx, node)
+
+		By("a device-plugin pod runs on node " + node)
+		dp := runPod(ctx, spec.ns, extendedPod("device-plugin", node, nil, []testContainer{{name: "app", requests: gpu(1)}}))
+		Expect(dp.Status.ExtendedResourceClaimStatus).To(BeNil(), "pod %s is served by the device plugin", dp.Name)
+		held := visibleDevices(ctx, spec.ns, dp.Name)
+		Expect(held).To(HavePrefix("GPU-"))
+
+		moveNode(ctx, "dra")
+		DeferCleanup(func(ctx context.Context) {
+			// The node goes back to the device plugin, for the specs after
+			// this one: first the pods of the spec and their claims go.
+			Expect(cluster.client.CoreV1().Pods(spec.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})).To(Succeed())
+			Eventually(ctx, func() ([]string, error) { return claimNames(ctx, spec.ns, nil) }).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims of the spec's pods")
+			moveNode(ctx, "device-plugin")
+			Eventually(ctx, func() ([]string, error) { return listDevicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(ContainElement(node), "node %s serves nvidia.com/gpu through its device plugin again", node)
+		})
+
+		By("the ResourceSlice leaves out the GPU that the device-plugin pod holds")
+		published := nodeUUIDs(ctx, node)
+		Expect(published).NotTo(ContainElement(held), "GPUs published for node %s", node)
+		Expect(published).To(HaveLen(total-1), "GPUs published for node %s: all but the held one", node)
+
+		By("a pod asking for every published GPU runs through DRA, without the held one")
+		all := runPod(ctx, spec.ns, extendedPod("dra-all", node, nil, []testContainer{{name: "app", requests: gpu(len(published))}}))
+		Expect(all.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s runs through DRA", all.Name)
+		Expect(strings.Split(visibleDevices(ctx, spec.ns, all.Name), ",")).NotTo(ContainElement(held), "GPUs of pod %s", all.Name)
+
+		By("one more pod waits, and the device-plugin pod keeps its container and GPU")
+		next, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, extendedPod("dra-next", node, nil, []testContainer{{name: "app", requests: gpu(1)}}), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(ctx, func() (v1.PodPhase, error) {
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, next.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return p.Status.Phase, nil
+		}).WithTimeout(5*time.Second).Should(Equal(v1.PodPending), "pod %s while every free GPU is taken", next.Name)
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, dp.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Status.Phase).To(Equal(v1.PodRunning))
+		Expect(p.Status.ContainerStatuses[0].ContainerID).To(Equal(dp.Status.ContainerStatuses[0].ContainerID), "the device-plugin pod's container through the move")
+		Expect(lastGPUs(ctx, spec.ns, dp.Name)).To(Equal(held))
+
+		By("the device-plugin pod ends: its GPU is published and goes to the waiting pod")
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, dp.Name, metav1.DeleteOptions{})).To(Succeed())
+		waitRunning(ctx, spec.ns, next.Name, 2*time.Minute)
+		Expect(visibleDevices(ctx, spec.ns, next.Name)).To(Equal(held), "GPU of pod %s", next.Name)
+	})
+})
+
+// nodeAllocatable is the node's allocatable nvidia.com/gpu.
+func nodeAllocatable(ctx context.Context, node string) int {
+	GinkgoHelper()
+	n, err := cluster.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	q := n.Status.Allocatable[gpuResource]
+	return int(q.Value())
+}
+
+// nodeUUIDs are the UUIDs of the GPUs that the example driver publishes for
+// the node, sorted.
+func nodeUUIDs(ctx context.Context, node string) []string {
+	GinkgoHelper()
+	var uuids []string
+	for _, s := range driverSlices(ctx) {
+		if s.Spec.NodeName != node {
+			continue
+		}
+		for _, d := range s.Spec.Devices {
+			if d.Basic != nil {
+				uuids = append(uuids, ptr.Deref(d.Basic.Attributes["uuid"].StringValue, fmt.Sprintf("(%s without uuid)", d.Name)))
+			}
+		}
+	}
+	slices.Sort(uuids)
+	return uuids
+}

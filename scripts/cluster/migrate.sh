@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# make migrate MIGRATE_NODE=<i>|127.0.0.<i> MIGRATE_TO=dra|device-plugin: move node i of the
+# running local cluster (host-process drivers) from the device plugin to DRA
+# or back, with pods running, one step and its time per line.
+#
+# To dra: stop the device plugin; wait until the node's allocatable
+# nvidia.com/gpu is 0; start the driver in DRA mode (the node lock in its state
+# directory is free once the plugin has exited); wait for its ResourceSlice.
+# GPUs that device-plugin containers still hold stay out of the slice until
+# those containers end (the driver asks the kubelet's PodResources API).
+# To device-plugin: refused while claims are allocated on the node (delete
+# their pods first); stop the driver, delete its ResourceSlices, start the
+# device plugin, wait for allocatable > 0.
+# The node's mode is recorded (node_mode), so make up keeps it.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+# shellcheck source=scripts/cluster/phases/driver.sh
+source "$DRAEXT_ROOT/scripts/cluster/phases/driver.sh"
+
+[[ -f $KUBECONFIG_FILE ]] && proc_alive kube-apiserver || die "no local cluster is running" "make up NODES=2, then make migrate"
+[[ $(cat "$PIDS/driver" 2>/dev/null) == host ]] || die "make migrate moves host-process drivers; this cluster runs DRIVER=$(cat "$PIDS/driver" 2>/dev/null)" "make up NODES=2 DRIVER=host"
+nodes=$(cat "$PIDS/nodes")
+i=${MIGRATE_NODE:-$nodes}
+# A node by index or by name (127.0.0.<index>).
+[[ $i =~ ^127\.0\.0\.([1-9])$ ]] && i=${BASH_REMATCH[1]}
+[[ $i =~ ^[1-9]$ ]] && ((i <= nodes)) || die "MIGRATE_NODE=${MIGRATE_NODE:-}: the cluster has nodes 1 to $nodes (or 127.0.0.1 to 127.0.0.$nodes)"
+ip=$(node_ip "$i")
+from=$(node_mode "$i")
+to=$MIGRATE_TO
+case $to in dra | device-plugin) ;; *) die "MIGRATE_TO=$to: use dra or device-plugin" ;; esac
+[[ $from != "$to" ]] || die "node $ip already serves its GPUs through $to" "MIGRATE_TO=$([[ $to == dra ]] && echo device-plugin || echo dra) to move it back"
+
+T0=$(date +%s.%N)
+step() { printf '==> [%5.1fs] node %s: %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN{print a-b}')" "$ip" "$*" >&2; }
+
+# wait_until WHAT SECONDS COMMAND...: poll COMMAND until it succeeds.
+wait_until() {
+	local what=$1 timeout=$2
+	shift 2
+	local deadline=$(($(now_s) + timeout))
+	until "$@" >/dev/null 2>&1; do
+		(($(now_s) < deadline)) || die "node $ip: timed out after ${timeout}s waiting for $what" "driver log: ${LOGS#"$DRAEXT_ROOT"/}/draext-gpu$i.log"
+		sleep 0.5
+	done
+}
+allocatable() { kubectl_ get node "$ip" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'; }
+slice_devices() {
+	kubectl_ get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" \
+		-o jsonpath='{range .items[*]}{range .spec.devices[*]}{.name}{"\n"}{end}{end}'
+}
+has_slice() { [[ -n $(kubectl_ get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" -o name) ]]; }
+start_driver() {
+	local args=()
+	mapfile -t args < <(driver_args "$i")
+	proc_define "draext-gpu$i" -- "$CBIN/draext-gpu" "${args[@]}"
+	proc_start "draext-gpu$i"
+}
+
+step "from $from to $to"
+if [[ $to == dra ]]; then
+	step "stopping the device plugin (draext-gpu$i)"
+	proc_stop "draext-gpu$i"
+	wait_until "allocatable nvidia.com/gpu 0" 120 sh -c "[ \"\$('$BIN_DIR/kubectl' --kubeconfig '$KUBECONFIG_FILE' get node '$ip' -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')\" = 0 ]"
+	step "allocatable nvidia.com/gpu is 0 (capacity stays listed: the kubelet keeps the name, at 0, for good)"
+	node_set_mode "$i" dra
+	step "starting the DRA driver"
+	start_driver
+	wait_until "its ResourceSlice" 60 has_slice
+	published=$(slice_devices | grep -c . || true)
+	step "ResourceSlice published with $published GPU(s); GPUs that device-plugin containers hold stay out until they end (driver log: ${LOGS#"$DRAEXT_ROOT"/}/draext-gpu$i.log)"
+else
+	claims=$(kubectl_ get resourceclaims -A -o jsonpath="{range .items[?(@.status.allocation)]}{.metadata.namespace}/{.metadata.name} {.status.allocation.devices.results[*].pool}{\"\\n\"}{end}" |
+		awk -v ip="$ip" '{for (f = 2; f <= NF; f++) if ($f == ip) {print $1; break}}')
+	[[ -z $claims || $FORCE == 1 ]] || die "node $ip has allocated claims; delete their pods first (FORCE=1 moves it anyway):" "$(head -5 <<<"$claims")"
+	step "stopping the DRA driver (draext-gpu$i)"
+	proc_stop "draext-gpu$i"
+	kubectl_ delete resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" >/dev/null
+	step "its ResourceSlices deleted"
+	node_set_mode "$i" device-plugin
+	step "starting the device plugin"
+	start_driver
+	wait_until "allocatable nvidia.com/gpu > 0" 120 sh -c "'$BIN_DIR/kubectl' --kubeconfig '$KUBECONFIG_FILE' get node '$ip' -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}' | grep -q '[1-9]'"
+	step "the device plugin advertises nvidia.com/gpu: $(allocatable)"
+fi
+step "done: node $ip serves its GPUs through $to"
