@@ -49,14 +49,12 @@ func recordSliceSizes(client *fake.Clientset) func() []int {
 	var mu sync.Mutex
 	var sizes []int
 	record := func(action k8stesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		switch a := action.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
-			obj = a.GetObject()
+		// Creates and updates both carry the object.
+		a, ok := action.(k8stesting.CreateAction)
+		if !ok {
+			return false, nil, nil
 		}
-		if s, ok := obj.(*resourceapi.ResourceSlice); ok {
+		if s, ok := a.GetObject().(*resourceapi.ResourceSlice); ok {
 			mu.Lock()
 			sizes = append(sizes, len(s.Spec.Devices))
 			mu.Unlock()
