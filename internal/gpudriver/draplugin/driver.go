@@ -91,11 +91,6 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	for _, dev := range cfg.Devices {
 		d.byName[SliceDeviceName(dev)] = dev
 	}
-	if cfg.DevicePluginHolders != nil {
-		if err := d.learnHeld(ctx); err != nil {
-			return nil, err
-		}
-	}
 	helper, err := kubeletplugin.Start(ctx, d,
 		kubeletplugin.DriverName(cfg.DriverName),
 		kubeletplugin.KubeClient(cfg.Client),
@@ -107,6 +102,17 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
+	// Registered first, so that the kubelet can prepare the claims of
+	// running pods at once (a restarted kubelet retries a failed prepare
+	// only at its next pod sync, a minute later); the GPUs are published
+	// once it is known which ones device-plugin containers hold. Claims
+	// prepared meanwhile were allocated from slices that left those out.
+	if cfg.DevicePluginHolders != nil {
+		if err := d.learnHeld(ctx); err != nil {
+			helper.Stop()
+			return nil, err
+		}
+	}
 	checkPeriod := cfg.SliceCheckPeriod
 	if checkPeriod <= 0 {
 		checkPeriod = DefaultSliceCheckPeriod
