@@ -7,6 +7,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +58,57 @@ func readGates(ctx context.Context) (map[string]bool, error) {
 		gates[name] = strings.HasSuffix(line, " 1")
 	}
 	return gates, nil
+}
+
+// schedulerMetric reads one sample of kube-scheduler's /metrics, which
+// E2E_SCHEDULER_METRICS names (make e2e sets it for the local cluster), as
+// the suite's user (the scheduler delegates authentication and authorization
+// to the apiserver), and returns 0 when the sample is not there. series is
+// the metric name with its labels as /metrics prints them.
+func schedulerMetric(ctx context.Context, series string) (float64, error) {
+	url := os.Getenv("E2E_SCHEDULER_METRICS")
+	if url == "" {
+		return 0, fmt.Errorf("E2E_SCHEDULER_METRICS is not set")
+	}
+	config := rest.CopyConfig(cluster.config)
+	// The scheduler serves a self-signed certificate.
+	config.TLSClientConfig.Insecure = true
+	config.TLSClientConfig.CAFile, config.TLSClientConfig.CAData = "", nil
+	client, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return 0, err
+	}
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	response, err := client.Do(request)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = response.Body.Close() }()
+	body, err := io.ReadAll(response.Body)
+	if err != nil {
+		return 0, err
+	}
+	if response.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %s: %s", url, response.Status, body)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if value, ok := strings.CutPrefix(line, series+" "); ok {
+			return strconv.ParseFloat(value, 64)
+		}
+	}
+	return 0, nil
+}
+
+// requireSchedulerMetrics skips the spec unless the suite can read
+// kube-scheduler's /metrics.
+func requireSchedulerMetrics() {
+	GinkgoHelper()
+	if os.Getenv("E2E_SCHEDULER_METRICS") == "" {
+		skipOrFail("scheduler-metrics", "E2E_SCHEDULER_METRICS is not set: the suite cannot read kube-scheduler's /metrics (make e2e sets it for the local cluster)")
+	}
 }
 
 // requireGate skips the spec unless the apiserver has the gate on.

@@ -132,7 +132,10 @@ func restartKubeletWith(ctx context.Context, node string, change func(args []str
 // giveBackDevicePlugin restarts the kubelet of the device-plugin node, if
 // there is one besides node, after node's kubelet restarted: every kubelet
 // on one host listens on the same hard-coded device plugin socket and the
-// device plugin registers with the one started last.
+// device plugin registers with the one started last. Until then, node
+// serves nvidia.com/gpu both through the device plugin and DRA: the
+// scheduler emits a Warning event ExtendedResourceServedBothWays on it
+// (patch 0068), which is expected in the specs that restart a kubelet.
 func giveBackDevicePlugin(ctx context.Context, node string, pluginNodes []string) {
 	GinkgoHelper()
 	if len(pluginNodes) == 0 || slices.Contains(pluginNodes, node) {

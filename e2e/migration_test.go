@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -90,7 +91,102 @@ var _ = Describe("Migration from the device plugin", func() {
 		waitRunning(ctx, spec.ns, next.Name, 2*time.Minute)
 		Expect(visibleDevices(ctx, spec.ns, next.Name)).To(Equal(held), "GPU of pod %s", next.Name)
 	})
+
+	// Patch 0068: a device plugin and DRA devices of the class that names
+	// the same resource on one node let claims be allocated GPUs that the
+	// device plugin also gives out. An admin-created ResourceSlice on the
+	// device-plugin node stands for a DRA driver started there by mistake.
+	It("a node that serves nvidia.com/gpu both ways gets a Warning event and is counted", func(ctx context.Context) {
+		requireSchedulerMetrics()
+		node := devicePluginNode(ctx)
+		gauge := fmt.Sprintf("scheduler_extended_resource_nodes_served_both_ways{resource=%q}", gpuResource)
+		nodesServedBothWays := func(ctx context.Context) (float64, error) { return schedulerMetric(ctx, gauge) }
+		before, err := nodesServedBothWays(ctx)
+		Expect(err).NotTo(HaveOccurred(), "read kube-scheduler's /metrics")
+		class := classServing(ctx, gpuResource)
+		start := time.Now().Add(-time.Second)
+
+		By("an admin publishes a ResourceSlice of driver " + *driverName + " for the device-plugin node " + node)
+		slice := &resourceapi.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-both-ways-"},
+			Spec: resourceapi.ResourceSliceSpec{
+				Driver:   *driverName,
+				NodeName: node,
+				Pool:     resourceapi.ResourcePool{Name: "draext-e2e-both-ways-" + node, ResourceSliceCount: 1},
+				Devices: []resourceapi.Device{{Name: "gpu-0", Basic: &resourceapi.BasicDevice{
+					Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"uuid": {StringValue: ptr.To("GPU-draext-e2e-both-ways")}},
+				}}},
+			},
+		}
+		slice, err = cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		deleted := false
+		DeferCleanup(func(ctx context.Context) {
+			if !deleted {
+				Expect(cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})).To(Succeed())
+			}
+		})
+
+		By("the scheduler warns on the Node, naming the resource, the class and the driver")
+		var warning v1.Event
+		Eventually(ctx, func() ([]v1.Event, error) {
+			events, err := cluster.client.CoreV1().Events("").List(ctx, metav1.ListOptions{
+				FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + node + ",reason=ExtendedResourceServedBothWays",
+			})
+			if err != nil {
+				return nil, err
+			}
+			var recent []v1.Event
+			for _, e := range events.Items {
+				when := e.LastTimestamp.Time
+				switch {
+				case e.Series != nil:
+					when = e.Series.LastObservedTime.Time
+				case !e.EventTime.IsZero():
+					when = e.EventTime.Time
+				}
+				if when.After(start) {
+					recent = append(recent, e)
+				}
+			}
+			if len(recent) > 0 {
+				warning = recent[0]
+			}
+			return recent, nil
+		}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "Warning events ExtendedResourceServedBothWays on node %s", node)
+		Expect(warning.Type).To(Equal(v1.EventTypeWarning))
+		for _, part := range []string{string(gpuResource), "DeviceClass " + class, "driver " + *driverName, "1 devices", fmt.Sprintf("allocatable %d", nodeAllocatable(ctx, node))} {
+			Expect(warning.Message).To(ContainSubstring(part), "the event names what serves the resource both ways")
+		}
+		Eventually(ctx, nodesServedBothWays).WithTimeout(30*time.Second).Should(Equal(before+1), "%s with node %s served both ways", gauge, node)
+
+		By("deleting the slice clears the gauge")
+		Expect(cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})).To(Succeed())
+		deleted = true
+		Eventually(ctx, nodesServedBothWays).WithTimeout(30*time.Second).Should(Equal(before), "%s after the slice of node %s is gone", gauge, node)
+	})
 })
+
+// classServing is the DeviceClass that serves an explicit extended resource
+// name: of those that name it, the newest, ties to the smaller name.
+func classServing(ctx context.Context, name v1.ResourceName) string {
+	GinkgoHelper()
+	classes, err := cluster.client.ResourceV1beta1().DeviceClasses().List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var serving *resourceapi.DeviceClass
+	for i := range classes.Items {
+		class := &classes.Items[i]
+		if ptr.Deref(class.Spec.ExtendedResourceName, "") != string(name) {
+			continue
+		}
+		if serving == nil || class.CreationTimestamp.After(serving.CreationTimestamp.Time) ||
+			(class.CreationTimestamp.Equal(&serving.CreationTimestamp) && class.Name < serving.Name) {
+			serving = class
+		}
+	}
+	Expect(serving).NotTo(BeNil(), "no DeviceClass names %s", name)
+	return serving.Name
+}
 
 // nodeAllocatable is the node's allocatable nvidia.com/gpu.
 func nodeAllocatable(ctx context.Context, node string) int {

@@ -15,15 +15,16 @@ import (
 // capabilities are what a spec may need of the cluster and skips without:
 // the names that E2E_REQUIRE takes.
 var capabilities = map[string]string{
-	"cluster":       "KUBECONFIG names a cluster",
-	"gates":         "the kube-apiserver has the feature gates the KEP-5004 specs need",
-	"driver":        "the example driver publishes ResourceSlices",
-	"device-plugin": "a node advertises nvidia.com/gpu through a device plugin",
-	"podresources":  "the suite can ask the kubelets' PodResources API",
-	"restart":       "the suite can restart the cluster's components",
-	"daemonset":     "the example driver runs as a DaemonSet",
-	"admin":         "the suite's user is a cluster admin",
-	"upgrade":       "the cluster runs stock binaries that the suite can swap for patched ones (E2E_BASE_BIN, E2E_UPGRADE_BIN)",
+	"cluster":           "KUBECONFIG names a cluster",
+	"gates":             "the kube-apiserver has the feature gates the KEP-5004 specs need",
+	"driver":            "the example driver publishes ResourceSlices",
+	"device-plugin":     "a node advertises nvidia.com/gpu through a device plugin",
+	"podresources":      "the suite can ask the kubelets' PodResources API",
+	"restart":           "the suite can restart the cluster's components",
+	"daemonset":         "the example driver runs as a DaemonSet",
+	"admin":             "the suite's user is a cluster admin",
+	"scheduler-metrics": "the suite can read kube-scheduler's /metrics (E2E_SCHEDULER_METRICS)",
+	"upgrade":           "the cluster runs stock binaries that the suite can swap for patched ones (E2E_BASE_BIN, E2E_UPGRADE_BIN)",
 }
 
 // required are the capabilities that E2E_REQUIRE names: a spec that needs one

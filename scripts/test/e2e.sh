@@ -33,6 +33,8 @@ if [[ $KUBECONFIG == "$KUBECONFIG_FILE" ]]; then
 	export E2E_CLUSTER_CTL="$DRAEXT_ROOT/scripts/cluster/ctl.sh"
 	# The migration spec moves a node between device plugin and DRA with it.
 	export E2E_CLUSTER_MIGRATE="$DRAEXT_ROOT/scripts/cluster/migrate.sh"
+	# The spec of a node served both ways reads the scheduler's gauge.
+	export E2E_SCHEDULER_METRICS=https://127.0.0.1:10259/metrics
 	# The drills ask the nodes' containerd about containers (crictl inspect).
 	export E2E_CRICTL="$CBIN/crictl" E2E_CRI_SOCKETS="$RUN_DIR/node*/containerd.sock"
 fi

@@ -147,8 +147,8 @@ else
 		die "a local cluster is already running: make down first (the test needs its own)"
 	fi
 	# Two nodes, drivers as host processes: DRA on one, the device plugin on the other.
-	cluster_check cluster,gates,driver,device-plugin,podresources,restart,admin NODES=2 DRIVER=host
+	cluster_check cluster,gates,driver,device-plugin,podresources,restart,admin,scheduler-metrics NODES=2 DRIVER=host
 	# One node, the driver deployed from overlays/ as a DaemonSet with its image.
-	cluster_check cluster,gates,driver,podresources,restart,daemonset,admin NODES=1 DRIVER=daemonset
+	cluster_check cluster,gates,driver,podresources,restart,daemonset,admin,scheduler-metrics NODES=1 DRIVER=daemonset
 fi
 log "make test: all steps passed ($(($(now_s) - start))s)"
