@@ -65,6 +65,21 @@ var _ = Describe("Migration from the device plugin", func() {
 		Expect(published).NotTo(ContainElement(held), "GPUs published for node %s", node)
 		Expect(published).To(HaveLen(total-1), "GPUs published for node %s: all but the held one", node)
 
+		By("a kubelet restart in the middle of the move keeps the held GPU out of the slice")
+		oldSlices := nodeSliceUIDs(ctx, node)
+		restartKubelet(ctx, node)
+		// The v1.33 kubelet deletes its node's slices when it starts; the
+		// driver publishes them again once the kubelet answers which GPUs
+		// device-plugin containers hold.
+		Eventually(ctx, func() []string {
+			uids := nodeSliceUIDs(ctx, node)
+			if slices.ContainsFunc(uids, func(uid string) bool { return slices.Contains(oldSlices, uid) }) {
+				return nil
+			}
+			return uids
+		}).WithTimeout(time.Minute).ShouldNot(BeEmpty(), "node %s has a new ResourceSlice after its kubelet restarted (before: %v)", node, oldSlices)
+		Expect(nodeUUIDs(ctx, node)).To(Equal(published), "GPUs published for node %s after its kubelet restarted", node)
+
 		By("a pod asking for every published GPU runs through DRA, without the held one")
 		all := runPod(ctx, spec.ns, extendedPod("dra-all", node, nil, []testContainer{{name: "app", requests: gpu(len(published))}}))
 		Expect(all.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "pod %s runs through DRA", all.Name)

@@ -49,6 +49,11 @@ slice_devices() {
 	kubectl_ get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" \
 		-o jsonpath='{range .items[*]}{range .spec.devices[*]}{.name}{"\n"}{end}{end}'
 }
+# prepared_claims: the UIDs of the claims that the driver's checkpoint holds
+# as prepared, one per line.
+prepared_claims() {
+	grep -oE '^    "[0-9a-f-]{36}": \{' "$(node_dir "$i")/driver/checkpoint.json" 2>/dev/null | tr -d ' ":{' || true
+}
 has_slice() { [[ -n $(kubectl_ get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" -o name) ]]; }
 start_driver() {
 	local args=()
@@ -73,6 +78,20 @@ else
 	claims=$(kubectl_ get resourceclaims -A -o jsonpath="{range .items[?(@.status.allocation)]}{.metadata.namespace}/{.metadata.name} {.status.allocation.devices.results[*].pool}{\"\\n\"}{end}" |
 		awk -v ip="$ip" '{for (f = 2; f <= NF; f++) if ($f == ip) {print $1; break}}')
 	[[ -z $claims || $FORCE == 1 ]] || die "node $ip has allocated claims; delete their pods first (FORCE=1 moves it anyway):" "$(head -5 <<<"$claims")"
+	# A claim can be gone from the API (its pod deleted with grace 0)
+	# while the kubelet has not unprepared it yet. A driver stopped then
+	# keeps it prepared, and when the node comes back to DRA it refuses
+	# its GPUs to new claims until the kubelet's next cleanup, a minute
+	# after the kubelet starts.
+	if [[ -n $(prepared_claims) && $FORCE != 1 ]]; then
+		step "waiting for the kubelet to unprepare $(prepared_claims | wc -l) claim(s) on the node"
+		deadline=$(($(now_s) + 120))
+		while [[ -n $(prepared_claims) ]]; do
+			(($(now_s) < deadline)) || die "node $ip: the driver still has claims prepared after 120 s (FORCE=1 moves it anyway): $(prepared_claims | tr '\n' ' ')" \
+				"their pods may still be stopping; driver log: ${LOGS#"$DRAEXT_ROOT"/}/draext-gpu$i.log"
+			sleep 0.5
+		done
+	fi
 	step "stopping the DRA driver (draext-gpu$i)"
 	proc_stop "draext-gpu$i"
 	kubectl_ delete resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" >/dev/null
