@@ -29,8 +29,9 @@ export KIND_CONFIG
 export KEEP_DOCKER
 export ARGS
 export NODE_IMAGE
+export PREFIX
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -116,6 +117,9 @@ staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into 
 
 staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
 	@bash scripts/build/staging.sh --sums
+
+kubectl-plugin: ## Build kubectl-draext into _output/bin and symlink it into /usr/local/bin (PREFIX=~/.local: into ~/.local/bin)
+	@bash scripts/build/kubectl-plugin.sh
 
 clean-upstream: ## Remove _output/kubernetes after checking it holds no unexported work
 	@bash scripts/build/clean.sh upstream

@@ -18,9 +18,12 @@
 // Besides the flags below (and the variables that set their defaults), the
 // suite reads KUBECONFIG, E2E_REQUIRE, E2E_GPUS_PER_NODE and E2E_CDI_DIR
 // (what the example driver publishes and writes), E2E_PODRESOURCES and
-// E2E_PODRESOURCES_SOCKETS (framework_podresources_test.go) and
-// E2E_CLUSTER_CTL (framework_processes_test.go); scripts/test/e2e.sh sets
-// them for the local cluster.
+// E2E_PODRESOURCES_SOCKETS (framework_podresources_test.go),
+// E2E_CLUSTER_CTL (framework_processes_test.go), E2E_CLUSTER_MIGRATE
+// (migration_test.go) and E2E_SCHEDULER_METRICS (framework_cluster_test.go);
+// scripts/test/e2e.sh sets them for the local cluster. E2E_KUBECTL_DRAEXT
+// (kubectl_draext_test.go) names the plugin binary, which make e2e builds
+// for any cluster.
 package e2e
 
 import (

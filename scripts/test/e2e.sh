@@ -49,6 +49,10 @@ export E2E_IMAGE
 rm -rf "$E2E_ARTIFACTS"
 # The suite reads the new API fields typed, through the exported staging modules.
 "$DRAEXT_ROOT/scripts/build/staging.sh"
+# The kubectl draext spec runs the plugin (staging/example), built on the exported modules.
+(cd "$DRAEXT_ROOT/staging/example" && staging_go build -o "$OUTPUT_DIR/bin/kubectl-draext" .) ||
+	die "building kubectl-draext (staging/example) failed (see the go error above)"
+export E2E_KUBECTL_DRAEXT="$OUTPUT_DIR/bin/kubectl-draext"
 log "e2e suite against $KUBECONFIG"
 start=$(now_s)
 color=()

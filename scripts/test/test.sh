@@ -102,9 +102,9 @@ wire_env=()
 
 step 7 "staging modules: export, reproducibility, staging/example, e2e vet"
 "$DRAEXT_ROOT/scripts/build/staging.sh" --verify
-(cd "$DRAEXT_ROOT/staging/example" && staging_go vet ./... && staging_go test -count=1 ./... && staging_go build -o "$TOOLS_DIR/staging-example" .)
+(cd "$DRAEXT_ROOT/staging/example" && staging_go vet ./... && staging_go test -count=1 ./... && staging_go build -o "$TOOLS_DIR/kubectl-draext" .)
 (cd "$DRAEXT_ROOT/e2e" && staging_go vet ./...)
-info "staging/example and the e2e suite build against the exported modules"
+info "staging/example (kubectl-draext) and the e2e suite build against the exported modules"
 
 step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
 # cluster_check REQUIRE ENV...: one cluster with ENV, the suite against it with
@@ -120,13 +120,13 @@ cluster_check() {
 	env "$@" bash "$DRAEXT_ROOT/scripts/cluster/up.sh"
 	E2E_REQUIRE=$require bash "$DRAEXT_ROOT/scripts/test/e2e.sh"
 	bash "$DRAEXT_ROOT/scripts/cluster/demo.sh"
-	# staging/example, built on the exported modules, reads the typed field from
-	# the real apiserver.
+	# kubectl-draext (staging/example), built on the exported modules, reads
+	# the typed field from the real apiserver.
 	local classes
-	classes=$("$TOOLS_DIR/staging-example" -kubeconfig "$OUTPUT_DIR/cluster/kubeconfig")
-	info "staging/example lists: $(tr '\n' ';' <<<"$classes")"
-	grep -qE '^gpu\.draext\.dev +nvidia\.com/gpu, deviceclass\.resource\.kubernetes\.io/gpu\.draext\.dev$' <<<"$classes" ||
-		die "staging/example did not list DeviceClass gpu.draext.dev with extendedResourceName nvidia.com/gpu"
+	classes=$("$TOOLS_DIR/kubectl-draext" classes --kubeconfig "$OUTPUT_DIR/cluster/kubeconfig")
+	info "kubectl-draext classes lists: $(tr '\n' ';' <<<"$classes")"
+	grep -qE '^gpu\.draext\.dev +nvidia\.com/gpu, deviceclass\.resource\.kubernetes\.io/gpu\.draext\.dev( |$)' <<<"$classes" ||
+		die "kubectl-draext classes did not list DeviceClass gpu.draext.dev as serving nvidia.com/gpu"
 	trap - EXIT
 	PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
 	leftovers=$(pgrep -fa "$OUTPUT_DIR/(bin|cluster/bin|tools/etcd)/" || true)
