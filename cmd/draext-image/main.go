@@ -3,7 +3,7 @@
 
 // Command draext-image writes a single-layer OCI image archive from a
 // directory, for `ctr images import` on a machine without Docker or a
-// registry.
+// registry, and for `docker load`.
 //
 //	draext-image --name localhost/draext/pause:3.10 --root DIR --entrypoint /pause --output pause.tar
 package main
@@ -26,14 +26,16 @@ func main() {
 	var img ociarchive.Image
 	var output string
 	var entrypoint, cmd, env list
+	var tags list
 	flag.StringVar(&img.Name, "name", "", "full image reference with tag")
+	flag.Var(&tags, "tag", "another full reference of the image (repeat for more)")
 	flag.StringVar(&img.Root, "root", "", "directory that becomes the image's file system")
 	flag.Var(&entrypoint, "entrypoint", "entrypoint argument (repeat for more)")
 	flag.Var(&cmd, "cmd", "cmd argument (repeat for more)")
 	flag.Var(&env, "env", "NAME=value (repeat for more)")
 	flag.StringVar(&output, "output", "", "archive to write")
 	flag.Parse()
-	img.Entrypoint, img.Cmd, img.Env = entrypoint, cmd, env
+	img.Entrypoint, img.Cmd, img.Env, img.Tags = entrypoint, cmd, env, tags
 	if err := run(img, output); err != nil {
 		fmt.Fprintln(os.Stderr, "draext-image:", err)
 		os.Exit(1)

@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package ociarchive writes single-layer OCI image archives (an OCI image
-// layout in a tar file) from a directory tree, so that images for the local
-// cluster can be built without Docker or a registry and imported with
-// `ctr images import`. Archives are reproducible: the same tree gives the
-// same bytes.
+// layout in a tar file) from a directory tree, so that images can be built
+// without Docker or a registry and imported with `ctr images import`. The
+// archive also has the manifest.json and repositories files of `docker
+// save`, which `docker load` reads (Docker before 25 cannot read an OCI
+// layout alone). Archives are reproducible: the same tree gives the same
+// bytes.
 package ociarchive
 
 import (
@@ -35,6 +37,8 @@ const (
 type Image struct {
 	// Name is the full reference, e.g. localhost/draext/pause:3.10.
 	Name string
+	// Tags are more full references of the same image.
+	Tags []string
 	// Root is the directory whose contents become the image's file system.
 	Root string
 	// Entrypoint, Cmd and Env go into the image config.
@@ -60,8 +64,11 @@ type platform struct {
 
 // Write writes the image as an OCI archive to w.
 func Write(w io.Writer, img Image) error {
-	if img.Name == "" || !strings.Contains(img.Name, ":") {
-		return fmt.Errorf("image name %q must be a full reference with a tag, e.g. localhost/draext/pause:3.10", img.Name)
+	names := append([]string{img.Name}, img.Tags...)
+	for _, name := range names {
+		if repository, tag := splitReference(name); repository == "" || tag == "" {
+			return fmt.Errorf("image name %q must be a full reference with a tag, e.g. localhost/draext/pause:3.10", name)
+		}
 	}
 	if st, err := os.Stat(img.Root); err != nil || !st.IsDir() {
 		return fmt.Errorf("image root %q is not a directory", img.Root)
@@ -93,15 +100,34 @@ func Write(w io.Writer, img Image) error {
 	if err != nil {
 		return err
 	}
-	tag := img.Name[strings.LastIndex(img.Name, ":")+1:]
-	index, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"manifests": []descriptor{{
+	var manifests []descriptor
+	// docker load: repository -> tag -> the ID of the layer.
+	repositories := map[string]map[string]string{}
+	for _, name := range names {
+		repository, tag := splitReference(name)
+		manifests = append(manifests, descriptor{
 			MediaType: mediaTypeManifest, Digest: digest(manifest), Size: int64(len(manifest)),
-			Annotations: map[string]string{"io.containerd.image.name": img.Name, "org.opencontainers.image.ref.name": tag},
+			Annotations: map[string]string{"io.containerd.image.name": name, "org.opencontainers.image.ref.name": tag},
 			Platform:    &platform{Architecture: arch, OS: "linux"},
-		}},
-	})
+		})
+		if repositories[repository] == nil {
+			repositories[repository] = map[string]string{}
+		}
+		repositories[repository][tag] = strings.TrimPrefix(layerDigest, "sha256:")
+	}
+	index, err := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": manifests})
+	if err != nil {
+		return err
+	}
+	dockerManifest, err := json.Marshal([]map[string]any{{
+		"Config":   blobPath(config),
+		"RepoTags": names,
+		"Layers":   []string{blobPath(layer)},
+	}})
+	if err != nil {
+		return err
+	}
+	dockerRepositories, err := json.Marshal(repositories)
 	if err != nil {
 		return err
 	}
@@ -113,6 +139,8 @@ func Write(w io.Writer, img Image) error {
 	}{
 		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
 		{"index.json", index},
+		{"manifest.json", dockerManifest},
+		{"repositories", dockerRepositories},
 		{blobPath(config), config},
 		{blobPath(manifest), manifest},
 		{blobPath(layer), layer},
@@ -131,6 +159,17 @@ func Write(w io.Writer, img Image) error {
 		}
 	}
 	return tw.Close()
+}
+
+// splitReference splits a full reference into repository and tag; the tag
+// is what follows the last colon after the last slash (a registry port is
+// not a tag).
+func splitReference(name string) (string, string) {
+	i := strings.LastIndex(name, ":")
+	if i < 0 || i < strings.LastIndex(name, "/") {
+		return name, ""
+	}
+	return name[:i], name[i+1:]
 }
 
 func digest(b []byte) string {

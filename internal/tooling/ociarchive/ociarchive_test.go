@@ -43,7 +43,7 @@ func TestWrite(t *testing.T) {
 	if err := os.Symlink("busybox", filepath.Join(root, "bin", "sh")); err != nil {
 		t.Fatal(err)
 	}
-	img := Image{Name: "localhost/draext/busybox:1.35", Root: root, Entrypoint: []string{"/bin/sh"}, Env: []string{"PATH=/bin"}, Arch: "amd64"}
+	img := Image{Name: "localhost/draext/busybox:1.35", Tags: []string{"localhost:5000/busybox-amd64:1.35"}, Root: root, Entrypoint: []string{"/bin/sh"}, Env: []string{"PATH=/bin"}, Arch: "amd64"}
 	var a, b bytes.Buffer
 	if err := Write(&a, img); err != nil {
 		t.Fatal(err)
@@ -62,8 +62,9 @@ func TestWrite(t *testing.T) {
 	if err := json.Unmarshal(files["index.json"], &index); err != nil {
 		t.Fatal(err)
 	}
-	if len(index.Manifests) != 1 || index.Manifests[0].Annotations["io.containerd.image.name"] != img.Name ||
-		index.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "1.35" {
+	if len(index.Manifests) != 2 || index.Manifests[0].Annotations["io.containerd.image.name"] != img.Name ||
+		index.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "1.35" ||
+		index.Manifests[1].Annotations["io.containerd.image.name"] != img.Tags[0] || index.Manifests[1].Digest != index.Manifests[0].Digest {
 		t.Fatalf("index %+v", index)
 	}
 	blob := func(d descriptor) []byte {
@@ -92,6 +93,28 @@ func TestWrite(t *testing.T) {
 	if len(manifest.Layers) != 1 || config.RootFS.DiffIDs[0] != manifest.Layers[0].Digest ||
 		config.Config.Entrypoint[0] != "/bin/sh" || config.Config.Env[0] != "PATH=/bin" {
 		t.Fatalf("manifest %+v config %+v", manifest, config)
+	}
+
+	// What docker load reads: the same config and layer, both names.
+	var dockerManifest []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	if err := json.Unmarshal(files["manifest.json"], &dockerManifest); err != nil {
+		t.Fatal(err)
+	}
+	wantDocker := []string{"blobs/sha256/" + strings.TrimPrefix(manifest.Config.Digest, "sha256:"), img.Name + " " + img.Tags[0], "blobs/sha256/" + strings.TrimPrefix(manifest.Layers[0].Digest, "sha256:")}
+	if len(dockerManifest) != 1 || dockerManifest[0].Config != wantDocker[0] || strings.Join(dockerManifest[0].RepoTags, " ") != wantDocker[1] ||
+		len(dockerManifest[0].Layers) != 1 || dockerManifest[0].Layers[0] != wantDocker[2] {
+		t.Fatalf("manifest.json %+v, want %v", dockerManifest, wantDocker)
+	}
+	var repositories map[string]map[string]string
+	if err := json.Unmarshal(files["repositories"], &repositories); err != nil {
+		t.Fatal(err)
+	}
+	if repositories["localhost:5000/busybox-amd64"]["1.35"] == "" || repositories["localhost/draext/busybox"]["1.35"] == "" {
+		t.Errorf("repositories %v", repositories)
 	}
 
 	tr := tar.NewReader(bytes.NewReader(blob(manifest.Layers[0])))
@@ -127,9 +150,11 @@ func TestWriteRejects(t *testing.T) {
 		img  Image
 		want string
 	}{
-		"no tag":       {img: Image{Name: "localhost/pause", Root: t.TempDir()}, want: "must be a full reference with a tag"},
-		"missing root": {img: Image{Name: "localhost/pause:1", Root: "/nonexistent"}, want: `image root "/nonexistent" is not a directory`},
-		"special file": {img: Image{Name: "localhost/pause:1", Root: fifoRoot}, want: "only files, directories and symlinks"},
+		"no tag":        {img: Image{Name: "localhost/pause", Root: t.TempDir()}, want: "must be a full reference with a tag"},
+		"port, no tag":  {img: Image{Name: "localhost:5000/pause", Root: t.TempDir()}, want: "must be a full reference with a tag"},
+		"a tag without": {img: Image{Name: "localhost/pause:1", Tags: []string{"localhost/pause"}, Root: t.TempDir()}, want: `"localhost/pause" must be`},
+		"missing root":  {img: Image{Name: "localhost/pause:1", Root: "/nonexistent"}, want: `image root "/nonexistent" is not a directory`},
+		"special file":  {img: Image{Name: "localhost/pause:1", Root: fifoRoot}, want: "only files, directories and symlinks"},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
