@@ -31,7 +31,7 @@ export ARGS
 export NODE_IMAGE
 export PREFIX
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -117,6 +117,12 @@ staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into 
 
 staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
 	@bash scripts/build/staging.sh --sums
+
+release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (ctr import, docker load), overlays, kubeadm config, README, SHA256SUMS; no Docker
+	@bash scripts/build/release.sh
+
+release-check: ## Check make release's output as a user would: SHA256SUMS, ctr images import and run, docker load and run (SKIP_DOCKER=1), kubeadm config
+	@bash scripts/test/release-check.sh
 
 kubectl-plugin: ## Build kubectl-draext into _output/bin and symlink it into /usr/local/bin (PREFIX=~/.local: into ~/.local/bin)
 	@bash scripts/build/kubectl-plugin.sh

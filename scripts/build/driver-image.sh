@@ -6,6 +6,7 @@
 # for `ctr -n k8s.io images import` or `kind load image-archive`, holding the binary and the
 # glibc libraries it links (go-nvml needs cgo). DOCKER=1: `docker build` with
 # images/draext-gpu/Dockerfile instead, on a machine with Docker and network.
+# IMAGE_OUT= writes the archive elsewhere, IMAGE_TAGS="ref ..." adds tags (make release).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 if [[ $DOCKER == 1 ]]; then
@@ -15,7 +16,9 @@ if [[ $DOCKER == 1 ]]; then
 	exit 0
 fi
 need_base_tools
-out=$OUTPUT_DIR/cluster/images/draext-gpu.tar
+out=${IMAGE_OUT:-$OUTPUT_DIR/cluster/images/draext-gpu.tar}
+tags=()
+for t in ${IMAGE_TAGS:-}; do tags+=(--tag "$t"); done
 bin=$OUTPUT_DIR/cluster/bin
 mkdir -p "$bin" "$(dirname "$out")"
 (cd "$DRAEXT_ROOT" && GOWORK=off CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" \
@@ -28,6 +31,6 @@ for lib in $(ldd "$bin/draext-gpu" | grep -o '/[^ ]*'); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
-"$bin/draext-image" --name "$IMAGE" --root "$root" --entrypoint /usr/bin/draext-gpu --output "$out" ||
+"$bin/draext-image" --name "$IMAGE" "${tags[@]}" --root "$root" --entrypoint /usr/bin/draext-gpu --output "$out" ||
 	die "packing $IMAGE failed"
 info "$IMAGE: ${out#"$DRAEXT_ROOT"/} ($(du -h "$out" | cut -f1))"
