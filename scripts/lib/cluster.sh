@@ -24,27 +24,39 @@ node_ip() { echo "127.0.0.$1"; }
 node_dir() { echo "$STATE_DIR/node$1"; }
 node_run() { echo "$RUN_DIR/node$1"; }
 node_cgroup() { echo "/draext-node$1"; }
-# node_mode I: how node I gets its GPUs: dra or device-plugin, as recorded in
-# its state directory (make up records it once, make migrate changes it; make
-# down PURGE=1 forgets it). Unrecorded: with two or more nodes the last one
-# (started last, so it owns the shared device-plugin socket) runs the device
-# plugin, the others the DRA driver.
+# node_mode I: how node I gets its GPUs: dra or device-plugin. make migrate
+# records a mode that differs from the default in the node's state directory
+# (make down PURGE=1 forgets it). The default: with two or more nodes the
+# last one (started last, so it owns the shared device-plugin socket) runs
+# the device plugin, the others the DRA driver.
 node_mode() {
-	local nodes recorded
+	local recorded
 	recorded=$(cat "$(node_dir "$1")/mode" 2>/dev/null || true)
 	if [[ -n $recorded ]]; then
 		echo "$recorded"
 		return
 	fi
+	node_default_mode "$1"
+}
+
+# node_default_mode I: node I's mode unless make migrate moved it.
+node_default_mode() {
+	local nodes
 	nodes=$(cat "$PIDS/nodes" 2>/dev/null || echo "$NODES")
 	if ((nodes >= 2 && $1 == nodes)); then echo device-plugin; else echo dra; fi
 }
 
-# node_set_mode I MODE: record how node I gets its GPUs (dra or device-plugin).
+# node_set_mode I MODE: record how node I gets its GPUs (dra or
+# device-plugin); the default is not recorded, so that the node follows the
+# default of a cluster of another size.
 node_set_mode() {
 	case $2 in dra | device-plugin) ;; *) die "node_set_mode: mode '$2': use dra or device-plugin" ;; esac
 	mkdir -p "$(node_dir "$1")"
-	echo "$2" >"$(node_dir "$1")/mode"
+	if [[ $2 == "$(node_default_mode "$1")" ]]; then
+		rm -f "$(node_dir "$1")/mode"
+	else
+		echo "$2" >"$(node_dir "$1")/mode"
+	fi
 }
 
 cgroup_controllers() {

@@ -200,5 +200,26 @@ else
 	fail "gate_probe" "$got"
 fi
 
+# --- node_mode, node_set_mode --------------------------------------------------
+# A migrated node keeps its mode; a node at its default follows the default of
+# a cluster of another size (NODES=2, then NODES=3: the device plugin moves to
+# node 3, node 2 becomes a DRA node).
+mkdir -p "$T/modes/pids"
+got=$(run_lib "export STATE_DIR='$T/modes/state' PIDS='$T/modes/pids'
+echo 2 >\$PIDS/nodes
+echo \$(node_mode 1) \$(node_mode 2)
+node_set_mode 2 device-plugin; [[ -e \$STATE_DIR/node2/mode ]] && echo recorded-default
+node_set_mode 1 device-plugin; node_set_mode 2 dra; echo \$(node_mode 1) \$(node_mode 2)
+node_set_mode 1 dra; node_set_mode 2 device-plugin
+echo 3 >\$PIDS/nodes
+echo \$(node_mode 1) \$(node_mode 2) \$(node_mode 3)
+node_set_mode 3 sideways")
+want=$'dra device-plugin\ndevice-plugin dra\ndra dra device-plugin'
+if [[ $got == "$want"$'\n'*"ERROR: node_set_mode: mode 'sideways'"*"rc=1" && $(errors "$got") == 1 ]]; then
+	pass "node_mode: migrated modes recorded, defaults follow the cluster's size"
+else
+	fail "node_mode" "$got"
+fi
+
 printf '%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))

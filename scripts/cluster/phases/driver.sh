@@ -36,10 +36,15 @@ phase_driver() {
 	kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
 		--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null ||
 		die "applying the ClusterRoleBinding draext-gpu-host failed"
-	# Each node keeps the mode it was started or migrated with (node_mode).
+	# Each node keeps the mode it was migrated to (node_mode). Every kubelet
+	# of this host listens on the one device-plugin socket: only one node
+	# can run the device plugin.
+	plugin_nodes=()
 	for i in $(seq 1 "$NODES"); do
-		node_set_mode "$i" "$(node_mode "$i")"
+		[[ $(node_mode "$i") == device-plugin ]] && plugin_nodes+=("$(node_ip "$i")")
 	done
+	((${#plugin_nodes[@]} <= 1)) || die "nodes ${plugin_nodes[*]} would all run the device plugin, but the kubelets of this host share one device-plugin socket" \
+		"move all but one to DRA (make migrate MIGRATE_NODE=<i> MIGRATE_TO=dra), or forget the recorded modes: make down PURGE=1"
 	if [[ $DRIVER == daemonset ]]; then
 		kubectl_ apply -k "$DRAEXT_ROOT/overlays/local" >/dev/null || die "applying overlays/local failed"
 		phase "driver DaemonSet applied (overlays/local)"
