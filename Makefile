@@ -30,8 +30,10 @@ export KEEP_DOCKER
 export ARGS
 export NODE_IMAGE
 export PREFIX
+export RELEASE_DIR
+export KEEP_KIND
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check test-kind kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -120,6 +122,9 @@ staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/examp
 
 release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (ctr import, docker load), overlays, kubeadm config, README, SHA256SUMS; no Docker
 	@bash scripts/build/release.sh
+
+test-kind: ## The release on a multi-node offline kind cluster (node image from the release, pod network, driver), the e2e suite with the KEP-5004 and cross-node specs required, then kind-down (KEEP_KIND=1 keeps it)
+	@bash scripts/test/test-kind.sh
 
 release-check: ## Check make release's output as a user would: SHA256SUMS, ctr images import and run, docker load and run (SKIP_DOCKER=1), kubeadm config
 	@bash scripts/test/release-check.sh

@@ -24,6 +24,7 @@ var capabilities = map[string]string{
 	"daemonset":         "the example driver runs as a DaemonSet",
 	"admin":             "the suite's user is a cluster admin",
 	"scheduler-metrics": "the suite can read kube-scheduler's /metrics (E2E_SCHEDULER_METRICS)",
+	"pod-network":       "pods on different nodes reach each other (two or more nodes that take pods)",
 	"upgrade":           "the cluster runs stock binaries that the suite can swap for patched ones (E2E_BASE_BIN, E2E_UPGRADE_BIN)",
 }
 

@@ -7,6 +7,9 @@
 # It writes a kubernetes-server-linux-<arch>.tar.gz (kubernetes/version and
 # server/bin/{kubeadm,kubelet,kubectl} plus the component image archives) and
 # runs the pinned kind (KIND_VERSION) `kind build node-image --type file` on it.
+# RELEASE_DIR=_output/release/<version>: the binaries and component images of
+# that release (make release), checked against its SHA256SUMS, instead of
+# _output/bin and images built here.
 #
 # ONLINE=1: the standard kindest/base, and kind fetches the images it does not
 # build (etcd, coredns, pause, kindnetd, local-path-*) as usual.
@@ -40,15 +43,27 @@ if ! "$KDIR/bin/kind" version 2>/dev/null | grep -q "kind $KIND_VERSION "; then
 	GOWORK=off GOBIN=$KDIR/bin go install "sigs.k8s.io/kind@$KIND_VERSION" || die "building kind failed"
 fi
 
-# Binaries of the series (incremental).
-WHAT="kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy" bash "$DRAEXT_ROOT/scripts/build/build.sh"
+REL=${RELEASE_DIR:-}
+if [[ -n $REL ]]; then
+	[[ -f $REL/SHA256SUMS ]] || die "RELEASE_DIR=$REL holds no release" "make release"
+	(cd "$REL" && sha256sum --quiet -c SHA256SUMS) || die "the files of $REL do not match its SHA256SUMS"
+	VERSION=$("$REL/bin/kubeadm" version -o short)
+	[[ $VERSION == "$(draext_version)" ]] ||
+		die "the release in $REL is $VERSION, the checkout's series $(draext_version)" "make release first"
+	SRCBIN=$REL/bin
+	info "from the release in ${REL#"$DRAEXT_ROOT"/} ($VERSION)"
+else
+	# Binaries of the series (incremental).
+	WHAT="kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy" bash "$DRAEXT_ROOT/scripts/build/build.sh"
+	SRCBIN=$BIN_DIR
+fi
 
 work=$KDIR/work
 rm -rf "$work"
 mkdir -p "$work/kubernetes/server/bin"
 trap 'rm -rf "$work"; [[ -n ${stop_docker:-} ]] && bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" down || true' EXIT
 echo "$VERSION" >"$work/kubernetes/version"
-for b in kubeadm kubelet kubectl; do cp "$BIN_DIR/$b" "$work/kubernetes/server/bin/"; done
+for b in kubeadm kubelet kubectl; do cp "$SRCBIN/$b" "$work/kubernetes/server/bin/"; done
 
 # image TAG DIR ENTRYPOINT... [--from BASE]: build an image from a directory.
 image() {
@@ -79,16 +94,27 @@ bindir() {
 
 log "component images $VERSION"
 tag=${VERSION//+/_}
-for c in kube-apiserver kube-controller-manager kube-scheduler; do
-	image "registry.k8s.io/$c-$ARCH:$tag" "$(bindir "$c" "$BIN_DIR/$c")" "/usr/local/bin/$c"
-done
-# kube-proxy needs iptables and conntrack: it gets the node base's user space.
 base=$BASE_IMAGE
 if [[ $ONLINE != 1 ]]; then
 	docker image inspect "$base" >/dev/null 2>&1 || bash "$DRAEXT_ROOT/scripts/kind/base-image.sh"
-	image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "$base" /usr/local/bin/kube-proxy
+fi
+if [[ -n $REL ]]; then
+	# The release's archives carry kind's -<arch> tags.
+	for c in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
+		docker load -i "$REL/images/$c.tar" >/dev/null || die "docker load of the release's images/$c.tar failed"
+		docker image inspect "registry.k8s.io/$c-$ARCH:$tag" >/dev/null 2>&1 ||
+			die "the release's images/$c.tar has no registry.k8s.io/$c-$ARCH:$tag"
+	done
 else
-	image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "debian:$DEBIAN_SUITE-slim" /usr/local/bin/kube-proxy
+	for c in kube-apiserver kube-controller-manager kube-scheduler; do
+		image "registry.k8s.io/$c-$ARCH:$tag" "$(bindir "$c" "$BIN_DIR/$c")" "/usr/local/bin/$c"
+	done
+	# kube-proxy needs iptables and conntrack: it gets the node base's user space.
+	if [[ $ONLINE != 1 ]]; then
+		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "$base" /usr/local/bin/kube-proxy
+	else
+		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "debian:$DEBIAN_SUITE-slim" /usr/local/bin/kube-proxy
+	fi
 fi
 for c in kube-apiserver kube-controller-manager kube-scheduler; do
 	docker save "registry.k8s.io/$c-$ARCH:$tag" -o "$work/kubernetes/server/bin/$c.tar" ||
@@ -103,7 +129,7 @@ if [[ $ONLINE != 1 ]]; then
 	provisioner=$(grep -o 'docker.io/kindest/local-path-provisioner:[^"]*' "$kind_src/pkg/build/nodeimage/const_storage.go")
 	helper=$(grep -o 'docker.io/kindest/local-path-helper:[^"]*' "$kind_src/pkg/build/nodeimage/const_storage.go")
 	[[ -n $kindnetd && -n $provisioner && -n $helper ]] || die "could not read kind $KIND_VERSION's image names"
-	mapfile -t wanted < <("$BIN_DIR/kubeadm" config images list --kubernetes-version "$VERSION" 2>/dev/null)
+	mapfile -t wanted < <("$SRCBIN/kubeadm" config images list --kubernetes-version "$VERSION" 2>/dev/null)
 	etcd_tag=$(printf '%s\n' "${wanted[@]}" | grep /etcd: | cut -d: -f2)
 	coredns_tag=$(printf '%s\n' "${wanted[@]}" | grep /coredns: | cut -d: -f2)
 	pause_tag=$(grep -o 'registry.k8s.io/pause:[^"]*' "$kind_src/images/base/files/etc/containerd/config.toml" | cut -d: -f2)
