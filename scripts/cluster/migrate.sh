@@ -52,7 +52,10 @@ slice_devices() {
 # prepared_claims: the UIDs of the claims that the driver's checkpoint holds
 # as prepared, one per line.
 prepared_claims() {
-	grep -oE '^    "[0-9a-f-]{36}": \{' "$(node_dir "$i")/driver/checkpoint.json" 2>/dev/null | tr -d ' ":{' || true
+	local checkpoint
+	checkpoint="$(node_dir "$i")/driver/checkpoint.json"
+	[[ -f $checkpoint ]] || return 0
+	jq -r '.claims // {} | keys[]' "$checkpoint" || die "cannot read the driver's checkpoint $checkpoint"
 }
 has_slice() { [[ -n $(kubectl_ get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=gpu.draext.dev" -o name) ]]; }
 start_driver() {

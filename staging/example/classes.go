@@ -42,9 +42,9 @@ func buildClassList(apiVersion string, classes []deviceClass) *classList {
 	for _, c := range classes {
 		e := classEntry{Name: c.Name, Created: c.Created, ExtendedResourceName: c.ExtendedResourceName, Selectors: c.Selectors, ExtendedResourceNames: []string{}}
 		if c.ExtendedResourceName != "" {
-			for _, other := range res.explicit[c.ExtendedResourceName] {
-				if other.Name != c.Name {
-					e.Conflicts = append(e.Conflicts, other.Name)
+			for _, other := range res.candidates(c.ExtendedResourceName) {
+				if other != c.Name {
+					e.Conflicts = append(e.Conflicts, other)
 				}
 			}
 			if res.winsExplicit(c) {

@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/dynamic-resource-allocation/extendedresource"
 )
 
 // servingRule says when DRA serves an extended resource name on a node; it
@@ -88,8 +90,8 @@ func (r servingRule) servedBy(allocatable resource.Quantity, ok, mapped bool) st
 // deviceclass.resource.kubernetes.io/<class>, when that is a valid
 // resource name.
 func implicitName(class string) (string, bool) {
-	name := resourcev1beta2.ResourceDeviceClassPrefix + class
-	return name, len(validation.IsQualifiedName(name)) == 0
+	name, ok := extendedresource.ImplicitName(class)
+	return string(name), ok
 }
 
 // isExtendedResourceName tells an extended resource name in node status
@@ -104,72 +106,63 @@ func isExtendedResourceName(name v1.ResourceName) bool {
 }
 
 // resolver maps extended resource names to DeviceClasses as the scheduler
-// does: several classes with one explicit name, the newest
-// (creationTimestamp) wins, ties go to the smaller name; every class is also
-// reachable through its implicit name.
+// does, with the scheduler's own resolver
+// (k8s.io/dynamic-resource-allocation/extendedresource): several classes
+// with one explicit name, the newest (creationTimestamp) wins, ties go to
+// the smaller name; every class is also reachable through its implicit name.
 type resolver struct {
-	classes map[string]*deviceClass
-	// explicit maps an explicit name to its classes, the winner first.
-	explicit map[string][]*deviceClass
+	classes  map[string]*deviceClass
+	resolver *extendedresource.Resolver
+	// explicit are the explicit names of the classes.
+	explicit sets.Set[string]
 }
 
 func newResolver(classes []deviceClass) resolver {
-	r := resolver{classes: map[string]*deviceClass{}, explicit: map[string][]*deviceClass{}}
+	r := resolver{classes: map[string]*deviceClass{}, resolver: extendedresource.NewResolver(), explicit: sets.New[string]()}
 	for i := range classes {
 		c := &classes[i]
 		r.classes[c.Name] = c
+		dc := &resourcev1beta1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: c.Name, CreationTimestamp: metav1.NewTime(c.Created)}}
 		if c.ExtendedResourceName != "" {
-			r.explicit[c.ExtendedResourceName] = append(r.explicit[c.ExtendedResourceName], c)
+			dc.Spec.ExtendedResourceName = &c.ExtendedResourceName
+			r.explicit.Insert(c.ExtendedResourceName)
 		}
-	}
-	for _, list := range r.explicit {
-		slices.SortFunc(list, func(a, b *deviceClass) int {
-			if c := b.Created.Compare(a.Created); c != 0 {
-				return c // newest first
-			}
-			return strings.Compare(a.Name, b.Name)
-		})
+		r.resolver.AddOrUpdate(dc)
 	}
 	return r
 }
 
 // class is the DeviceClass that serves name, nil when none does.
 func (r resolver) class(name string) *deviceClass {
-	if list := r.explicit[name]; len(list) > 0 {
-		return list[0]
+	className, ok := r.resolver.Resolve(v1.ResourceName(name))
+	if !ok {
+		return nil
 	}
-	if class, ok := strings.CutPrefix(name, resourcev1beta2.ResourceDeviceClassPrefix); ok {
-		return r.classes[class]
-	}
-	return nil
+	return r.classes[className]
+}
+
+// candidates are the classes that name an explicit name, the winner first.
+func (r resolver) candidates(name string) []string {
+	return r.resolver.Candidates(v1.ResourceName(name))
 }
 
 // losers are the classes that name explicitly but that lose it to another,
 // in the order in which they would take over.
 func (r resolver) losers(name string) []string {
-	list := r.explicit[name]
-	if len(list) < 2 {
+	candidates := r.candidates(name)
+	if len(candidates) < 2 {
 		return nil
 	}
-	out := make([]string, 0, len(list)-1)
-	for _, c := range list[1:] {
-		out = append(out, c.Name)
-	}
-	return out
+	return candidates[1:]
 }
 
 // winsExplicit tells whether the class serves its explicit name.
 func (r resolver) winsExplicit(class deviceClass) bool {
-	list := r.explicit[class.ExtendedResourceName]
-	return len(list) > 0 && list[0].Name == class.Name
+	winner, ok := r.resolver.Resolve(v1.ResourceName(class.ExtendedResourceName))
+	return class.ExtendedResourceName != "" && ok && winner == class.Name
 }
 
 // explicitNames are the explicit names of all classes, sorted.
 func (r resolver) explicitNames() []string {
-	names := make([]string, 0, len(r.explicit))
-	for name := range r.explicit {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return sets.List(r.explicit)
 }
