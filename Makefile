@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check test-kind kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -126,6 +126,9 @@ release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (c
 test-kind: ## The release on a multi-node offline kind cluster (node image from the release, pod network, driver), the e2e suite with the KEP-5004 and cross-node specs required, then kind-down (KEEP_KIND=1 keeps it)
 	@bash scripts/test/test-kind.sh
 
+kind-upgrade-test: ## kubeadm upgrade on kind: stock v1.33.13 (BASE=1 node image), GPU pods running, upgrade apply to the release, kubelets replaced, the gate on component by component; the runbook of docs/upgrades.md (KEEP_KIND=1 keeps it)
+	@bash scripts/test/kind-upgrade-test.sh
+
 release-check: ## Check make release's output as a user would: SHA256SUMS, ctr images import and run, docker load and run (SKIP_DOCKER=1), kubeadm config
 	@bash scripts/test/release-check.sh
 
@@ -182,7 +185,7 @@ docker-down: ## Stop the Docker engine that docker-up started
 kind-base: ## Build the offline kind base image localhost/draext/kind-base:bookworm (debootstrap; needs docker-up)
 	@bash scripts/kind/base-image.sh
 
-node-image: ## Build the kind node image localhost/draext/kind-node:<version> (offline; ONLINE=1: kindest/base and fetched images)
+node-image: ## Build the kind node image localhost/draext/kind-node:<version> (offline; ONLINE=1: kindest/base and fetched images; BASE=1: stock v1.33.13)
 	@bash scripts/kind/node-image.sh
 
 kind-up: ## Create kind cluster "draext" from the node image, with the example driver (KIND_CONFIG=, ONLINE=1)

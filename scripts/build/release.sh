@@ -14,6 +14,8 @@
 #   overlays/    the example driver's kustomize overlays, at the released image
 #   config/      kubeadm-config.yaml and containerd-cdi.toml, derived from
 #                kind-configs/multi-node-offline.yaml (cmd/draext-kubeadm-config)
+#   tools/       draext-kubeadm-config, which sets one component's gate in the
+#                kubeadm-config and kubelet-config ConfigMaps (upgrade runbook)
 #   README.md    what each file is and how to install it
 #   SHA256SUMS   of every file above
 #
@@ -38,16 +40,19 @@ log "release $VERSION into ${OUT#"$DRAEXT_ROOT"/}"
 WHAT="${COMPONENTS[*]} kubelet kubectl kubeadm" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 tools=$RDIR/tools
 mkdir -p "$tools"
-(cd "$DRAEXT_ROOT" && GOWORK=off go build -trimpath -o "$tools/" ./cmd/draext-image ./cmd/draext-kubeadm-config) ||
+(cd "$DRAEXT_ROOT" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "$tools/" ./cmd/draext-image ./cmd/draext-kubeadm-config) ||
 	die "building draext-image and draext-kubeadm-config failed"
 
 work=$OUT.tmp
 rm -rf "$work"
-mkdir -p "$work/bin" "$work/images" "$work/config"
+mkdir -p "$work/bin" "$work/images" "$work/config" "$work/tools"
 trap 'rm -rf "$work"' EXIT
 for b in "${COMPONENTS[@]}" kubelet kubectl kubeadm; do
 	cp "$BIN_DIR/$b" "$work/bin/$b"
 done
+# The gate editor of the upgrade runbook (ConfigMaps kubeadm-config and
+# kubelet-config), static like the binaries.
+cp "$tools/draext-kubeadm-config" "$work/tools/draext-kubeadm-config"
 "$work/bin/kubeadm" version -o short | grep -qxF "$VERSION" ||
 	die "kubeadm reports $("$work/bin/kubeadm" version -o short), not $VERSION" "make build, then make release"
 

@@ -10,6 +10,9 @@
 # RELEASE_DIR=_output/release/<version>: the binaries and component images of
 # that release (make release), checked against its SHA256SUMS, instead of
 # _output/bin and images built here.
+# BASE=1: stock v<GIT_TAG> instead (make build-base's binaries, which include
+# kube-proxy and kubeadm here), tagged localhost/draext/kind-node:v<GIT_TAG>:
+# the cluster make kind-upgrade-test upgrades.
 #
 # ONLINE=1: the standard kindest/base, and kind fetches the images it does not
 # build (etcd, coredns, pause, kindnetd, local-path-*) as usual.
@@ -24,6 +27,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/images.sh"
 ARCH=$(go env GOARCH)
 KDIR=$OUTPUT_DIR/kind
 VERSION=$(draext_version)
+if [[ ${BASE:-0} == 1 ]]; then
+	[[ -z ${RELEASE_DIR:-} ]] || die "BASE=1 and RELEASE_DIR= exclude each other"
+	VERSION=$(git_tag)
+	NODE_IMAGE=${NODE_IMAGE:-localhost/draext/kind-node:$VERSION}
+fi
 NODE_IMAGE=${NODE_IMAGE:-$(default_node_image)}
 # Offline, start draext's Docker engine when none runs, and stop it again at
 # the end if this script started it (make kind-up starts it when it needs it).
@@ -52,6 +60,11 @@ if [[ -n $REL ]]; then
 		die "the release in $REL is $VERSION, the checkout's series $(draext_version)" "make release first"
 	SRCBIN=$REL/bin
 	info "from the release in ${REL#"$DRAEXT_ROOT"/} ($VERSION)"
+elif [[ ${BASE:-0} == 1 ]]; then
+	# Stock binaries from the worktree at the tag (incremental).
+	BASE=1 WHAT="kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy" bash "$DRAEXT_ROOT/scripts/build/build.sh"
+	SRCBIN=$BASE_BIN_DIR
+	info "stock $VERSION from ${SRCBIN#"$DRAEXT_ROOT"/}"
 else
 	# Binaries of the series (incremental).
 	WHAT="kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy" bash "$DRAEXT_ROOT/scripts/build/build.sh"
@@ -107,13 +120,13 @@ if [[ -n $REL ]]; then
 	done
 else
 	for c in kube-apiserver kube-controller-manager kube-scheduler; do
-		image "registry.k8s.io/$c-$ARCH:$tag" "$(bindir "$c" "$BIN_DIR/$c")" "/usr/local/bin/$c"
+		image "registry.k8s.io/$c-$ARCH:$tag" "$(bindir "$c" "$SRCBIN/$c")" "/usr/local/bin/$c"
 	done
 	# kube-proxy needs iptables and conntrack: it gets the node base's user space.
 	if [[ $ONLINE != 1 ]]; then
-		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "$base" /usr/local/bin/kube-proxy
+		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$SRCBIN/kube-proxy")" --from "$base" /usr/local/bin/kube-proxy
 	else
-		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$BIN_DIR/kube-proxy")" --from "debian:$DEBIAN_SUITE-slim" /usr/local/bin/kube-proxy
+		image "registry.k8s.io/kube-proxy-$ARCH:$tag" "$(bindir kube-proxy "$SRCBIN/kube-proxy")" --from "debian:$DEBIAN_SUITE-slim" /usr/local/bin/kube-proxy
 	fi
 fi
 for c in kube-apiserver kube-controller-manager kube-scheduler; do

@@ -12,7 +12,8 @@
 #     stopped here when it is not running) loads every archive with `docker
 #     load` and runs kube-apiserver from its image;
 #   - kubeadm validates config/kubeadm-config.yaml (make release checked it
-#     too).
+#     too), and tools/draext-kubeadm-config, statically linked, sets a gate
+#     in it that kubeadm still validates.
 # SKIP_DOCKER=1 leaves Docker out.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
@@ -65,15 +66,19 @@ trap cleanup EXIT
 ctr_() { "$CBIN/ctr" -a "$sock" -n draext-release "$@"; }
 for _ in $(seq 1 50); do ctr_ version >/dev/null 2>&1 && break; sleep 0.2; done
 ctr_ version >/dev/null || die "the check's containerd did not start (log: $cdir/containerd.log)"
+# The image list is read whole before grep looks at it: grep -q stops at
+# the first match, and ctr, killed by SIGPIPE, would fail the pipeline.
 for a in "${archives[@]}"; do
 	ctr_ images import "$REL/images/$a" >/dev/null || die "ctr images import images/$a failed"
+	images=$(ctr_ images ls -q)
 	while IFS= read -r name; do
-		ctr_ images ls -q | grep -qxF "$name" || die "images/$a: $name is not in containerd after the import"
+		grep -qxF "$name" <<<"$images" || die "images/$a: $name is not in containerd after the import"
 	done < <(image_names "$a")
 done
+images=$(ctr_ images ls -q)
 for c in "${!run_checks[@]}"; do
 	for name in "registry.k8s.io/$c:$VERSION" "registry.k8s.io/$c-$ARCH:$VERSION"; do
-		ctr_ images ls -q | grep -qxF "$name" || die "containerd has no $name"
+		grep -qxF "$name" <<<"$images" || die "containerd has no $name"
 	done
 	# shellcheck disable=SC2086 # the check is a command line
 	out=$(env PATH="$CBIN:$PATH" "$CBIN/ctr" -a "$sock" -n draext-release run --rm "registry.k8s.io/$c:$VERSION" "check-$c" ${run_checks[$c]} 2>&1) ||
@@ -121,4 +126,18 @@ fi
 
 "$REL/bin/kubeadm" config validate --config "$REL/config/kubeadm-config.yaml" >/dev/null ||
 	die "kubeadm rejects config/kubeadm-config.yaml"
+# ldd fails on a static binary; what it says is what counts.
+linkage=$(LC_ALL=C ldd "$REL/tools/draext-kubeadm-config" 2>&1 || true)
+grep -q "not a dynamic executable" <<<"$linkage" ||
+	die "tools/draext-kubeadm-config is not statically linked: $(head -3 <<<"$linkage")"
+# The runbook's step: one component's gate changed in a ClusterConfiguration.
+tmp=$(mktemp -d)
+awk '/^---/{n++; next} n==0' "$REL/config/kubeadm-config.yaml" |
+	"$REL/tools/draext-kubeadm-config" --set-gate scheduler:DRAExtendedResource=false >"$tmp/cluster.yaml" ||
+	die "tools/draext-kubeadm-config --set-gate failed on config/kubeadm-config.yaml"
+"$REL/bin/kubeadm" config validate --config "$tmp/cluster.yaml" >/dev/null ||
+	die "kubeadm rejects the ClusterConfiguration draext-kubeadm-config --set-gate wrote" "$(cat "$tmp/cluster.yaml")"
+grep -q 'DRAExtendedResource=false' "$tmp/cluster.yaml" || die "draext-kubeadm-config --set-gate did not change the scheduler's gate"
+rm -rf "$tmp"
+info "tools/draext-kubeadm-config: static, --set-gate output validated by kubeadm"
 log "release-check: ${REL#"$DRAEXT_ROOT"/} installs as its README says ($(($(now_s) - start))s)"
