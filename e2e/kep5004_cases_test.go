@@ -173,16 +173,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, pod.Name, metav1.GetOptions{})
-			if err != nil || p.Spec.NodeName != "" {
-				return "bound to " + p.Spec.NodeName, err
-			}
-			for _, c := range p.Status.Conditions {
-				if c.Type == v1.PodScheduled {
-					return c.Message, nil
-				}
-			}
-			return "", nil
+			return scheduledMessage(ctx, spec.ns, pod.Name)
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate devices for extended resources nvidia.com/gpu"))
 	})
 

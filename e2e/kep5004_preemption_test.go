@@ -1,0 +1,168 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Preemption on a DRA node (beyond upstream, patch 0071): a pod with a higher
+// priority evicts pods whose own extended resource claims hold the GPUs it
+// needs, as it would on a device-plugin node, and no more of them.
+var _ = Describe("Preemption for extended resources served by DRA", func() {
+	spec := extendedSpecs()
+
+	It("a high-priority pod evicts the fewest low-priority GPU pods and gets their GPUs; asking for more than the node has evicts nobody", func(ctx context.Context) {
+		gpus := nodeGPUs(ctx, spec.draNode)
+		waitNodeGPUsFree(ctx, spec.draNode, gpus)
+		low := createPriorityClass(ctx, spec.ns+"-low", 0)
+		high := createPriorityClass(ctx, spec.ns+"-high", 1000)
+
+		By(fmt.Sprintf("filling node %s with %d priority-0 pods of one GPU each", spec.draNode, gpus))
+		victims := map[string]*v1.Pod{}
+		for i := range gpus {
+			pod := extendedPod(fmt.Sprintf("low-%d", i), spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+			pod.Spec.PriorityClassName = low
+			pod, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			victims[pod.Name] = pod
+		}
+		victimGPUs := map[string]string{}
+		victimClaims := map[string]string{}
+		for name := range victims {
+			pod := waitRunning(ctx, spec.ns, name, 2*time.Minute)
+			victims[name] = pod
+			victimClaims[name] = spec.claims.extendedClaim(ctx, pod).Name
+			victimGPUs[name] = containerGPUs(ctx, spec.ns, name, "app")
+		}
+
+		By("a priority-1000 pod asking for more GPUs than the node has")
+		tooMany := extendedPod("high-too-many", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: gpus + 1}}})
+		tooMany.Spec.PriorityClassName = high
+		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, tooMany, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(ctx, func() (string, error) {
+			return scheduledMessage(ctx, spec.ns, tooMany.Name)
+		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate devices for extended resources nvidia.com/gpu"))
+		Consistently(ctx, func() []string { return gonePods(ctx, spec.ns, victims) }).WithTimeout(5*time.Second).Should(BeEmpty(),
+			"a pod that can never fit must not evict anything")
+		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, tooMany.Name, metav1.DeleteOptions{})).To(Succeed())
+
+		By("a priority-1000 pod asking for 2 GPUs")
+		preemptor := extendedPod("high", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}})
+		preemptor.Spec.PriorityClassName = high
+		preemptor = createPodWithin(ctx, spec.ns, preemptor, v1.PodRunning, 2*time.Minute)
+		claim := spec.claims.extendedClaim(ctx, preemptor)
+		Expect(claimDevices(claim)).To(HaveLen(2))
+		got := expectMappedGPUs(ctx, preemptor, claim)["app"]
+
+		By("exactly two victims are gone, their GPUs are the preemptor's, their claims are deleted")
+		evicted := gonePods(ctx, spec.ns, victims)
+		Expect(evicted).To(HaveLen(2), "victims evicted for a pod of 2 GPUs")
+		var freed []string
+		for _, name := range evicted {
+			freed = append(freed, strings.Split(victimGPUs[name], ",")...)
+			Eventually(ctx, func() error {
+				_, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, victimClaims[name], metav1.GetOptions{})
+				return err
+			}).WithTimeout(30*time.Second).Should(Satisfy(apierrors.IsNotFound), "claim %s of evicted pod %s", victimClaims[name], name)
+		}
+		Expect(got).To(ConsistOf(freed), "the preemptor's container sees the GPUs of the pods it evicted")
+		for name := range victims {
+			if sets.New(evicted...).Has(name) {
+				continue
+			}
+			pod, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(pod.DeletionTimestamp).To(BeNil(), "pod %s was not needed and must keep running", name)
+			Expect(pod.Status.Phase).To(Equal(v1.PodRunning), "pod %s", name)
+		}
+	})
+})
+
+// createPriorityClass creates a PriorityClass for the rest of the spec.
+func createPriorityClass(ctx context.Context, name string, value int32) string {
+	GinkgoHelper()
+	_, err := cluster.client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Value:      value,
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		err := cluster.client.SchedulingV1().PriorityClasses().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			Fail(fmt.Sprintf("delete PriorityClass %s: %v", name, err))
+		}
+	})
+	return name
+}
+
+// scheduledMessage is the message of the pod's PodScheduled condition, or
+// "bound to <node>" once it is bound.
+func scheduledMessage(ctx context.Context, ns, name string) (string, error) {
+	p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || p.Spec.NodeName != "" {
+		return "bound to " + p.Spec.NodeName, err
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return c.Message, nil
+		}
+	}
+	return "", nil
+}
+
+// gonePods lists the pods that are deleted or being deleted (the same UID).
+func gonePods(ctx context.Context, ns string, pods map[string]*v1.Pod) []string {
+	GinkgoHelper()
+	var gone []string
+	for name, pod := range pods {
+		p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			gone = append(gone, name)
+		case err != nil:
+			Fail(fmt.Sprintf("get pod %s: %v", name, err))
+		case p.UID != pod.UID || p.DeletionTimestamp != nil:
+			gone = append(gone, name)
+		}
+	}
+	return gone
+}
+
+// waitNodeGPUsFree waits until no claim holds a GPU of the node, so that a
+// spec can fill it: the claims of earlier specs' pods may still be on their
+// way out.
+func waitNodeGPUsFree(ctx context.Context, node string, gpus int) {
+	GinkgoHelper()
+	Eventually(ctx, func() ([]string, error) {
+		claims, err := cluster.client.ResourceV1beta1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var held []string
+		for _, claim := range claims.Items {
+			if claim.Status.Allocation == nil {
+				continue
+			}
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				if r.Pool == node {
+					held = append(held, claim.Namespace+"/"+claim.Name+": "+r.Device)
+				}
+			}
+		}
+		return held, nil
+	}).WithTimeout(time.Minute).Should(BeEmpty(), "GPUs of node %s (%d) still allocated", node, gpus)
+}
