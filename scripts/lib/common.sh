@@ -47,6 +47,15 @@ need_base_tools() {
 
 # now_s: seconds since the epoch, for durations.
 now_s() { date +%s; }
+# timed NAME COMMAND...: run one step of a target and append "NAME <s>s" to
+# the caller's array times (the figures a target prints at its end).
+timed() {
+	local name=$1 t
+	shift
+	t=$(now_s)
+	"$@"
+	times+=("$name $(($(now_s) - t))s")
+}
 
 # send_signal SIG PID: kill -SIG PID for teardown. A process that has exited
 # meanwhile is not an error (it raced us to the goal); one that is still there

@@ -45,14 +45,6 @@ GATE=DRAExtendedResource
 start=$(now_s)
 times=()
 report=()
-# timed NAME COMMAND...: run a step and keep its time.
-timed() {
-	local name=$1 t
-	shift
-	t=$(now_s)
-	"$@"
-	times+=("$name $(($(now_s) - t))s")
-}
 figure() {
 	report+=("$*")
 	info "$*"

@@ -26,14 +26,6 @@ export KIND_CONFIG=$DRAEXT_ROOT/kind-configs/multi-node-offline.yaml
 export NODE_IMAGE=localhost/draext/kind-node:$VERSION
 start=$(now_s)
 times=()
-# timed NAME COMMAND...: run a step and keep its time.
-timed() {
-	local name=$1 t
-	shift
-	t=$(now_s)
-	"$@"
-	times+=("$name $(($(now_s) - t))s")
-}
 
 timed release bash "$DRAEXT_ROOT/scripts/build/release.sh"
 timed docker-up bash "$DRAEXT_ROOT/scripts/kind/docker-engine.sh" up
