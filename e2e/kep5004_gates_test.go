@@ -231,7 +231,11 @@ func gateCycle(ctx context.Context, spec *extendedSpec) {
 		Expect(p.Status.ContainerStatuses[0].ContainerID).To(Equal(runningContainer), "%s: the running pod's container was restarted", when)
 		Expect(p.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "%s: the stored extendedResourceClaimStatus of the running pod", when)
 		Expect(p.Status.ExtendedResourceClaimStatus.ResourceClaimName).To(Equal(runningClaim.Name), "%s", when)
-		Expect(lastGPUs(ctx, spec.ns, running.Name)).To(Equal(runningGPUs), "%s: GPUs of the running pod", when)
+		// The log comes through the kubelet, which may just have
+		// restarted, and the apiserver: lastGPUs reads "" while either
+		// cannot serve it.
+		Eventually(ctx, func() string { return lastGPUs(ctx, spec.ns, running.Name) }).WithTimeout(30*time.Second).
+			Should(Equal(runningGPUs), "%s: GPUs of the running pod", when)
 		claim, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, runningClaim.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "%s: the running pod's claim", when)
 		Expect(claimDevices(claim)).To(Equal(claimDevices(runningClaim)), "%s: devices of the running pod's claim", when)
