@@ -123,7 +123,15 @@ proc_start() {
 	mkdir -p "${log%/*}"
 	if [[ $mode == rotate && -f $log ]]; then mv "$log" "$log.prev"; fi
 	setsid "${args[@]}" >>"$log" 2>&1 </dev/null &
-	echo "$! $(proc_program "${args[@]}")" >"$dir/$name.pid"
+	local pid=$! i
+	echo "$pid $(proc_program "${args[@]}")" >"$dir/$name.pid"
+	# Until the forked shell has exec'd the program, its command line is
+	# the shell's and proc_alive says "not alive": a proc_wait right after
+	# this took it for a program that had exited (make docker-up failed so).
+	for ((i = 0; i < 100; i++)); do
+		proc_alive "$name" || pid_exited "$pid" || { sleep 0.05; continue; }
+		break
+	done
 }
 
 # pid_exited PID: the process has exited completely: no /proc entry, or a
