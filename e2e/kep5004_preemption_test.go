@@ -6,12 +6,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,21 +150,10 @@ func gonePods(ctx context.Context, ns string, pods map[string]*v1.Pod) []string 
 func waitNodeGPUsFree(ctx context.Context, node string, gpus int) {
 	GinkgoHelper()
 	Eventually(ctx, func() ([]string, error) {
-		claims, err := cluster.client.ResourceV1beta1().ResourceClaims("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		var held []string
-		for _, claim := range claims.Items {
-			if claim.Status.Allocation == nil {
-				continue
-			}
-			for _, r := range claim.Status.Allocation.Devices.Results {
-				if r.Pool == node {
-					held = append(held, claim.Namespace+"/"+claim.Name+": "+r.Device)
-				}
-			}
-		}
-		return held, nil
+		// Every namespace: the claims of earlier specs' pods.
+		return claimNames(ctx, "", func(c resourceapi.ResourceClaim) bool {
+			return c.Status.Allocation != nil && slices.ContainsFunc(c.Status.Allocation.Devices.Results,
+				func(r resourceapi.DeviceRequestAllocationResult) bool { return r.Pool == node })
+		})
 	}).WithTimeout(time.Minute).Should(BeEmpty(), "GPUs of node %s (%d) still allocated", node, gpus)
 }
