@@ -79,6 +79,7 @@ for consumer in "${STAGING_CONSUMERS[@]}"; do
 	sum_file=$DRAEXT_ROOT/$consumer/go.sum
 	[[ -f $sum_file ]] || die "$consumer/go.sum is missing" "run make staging-sums"
 	if $update_sums; then
+		purge_cached_draext
 		# Drop the old draext lines, let go add the current ones.
 		grep -v -- "-draext\.[0-9]*[ /]" "$sum_file" >"$sum_file.tmp" || true
 		mv "$sum_file.tmp" "$sum_file"

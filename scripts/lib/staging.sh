@@ -21,6 +21,19 @@ staging_module_version() {
 	echo "$base-draext.$(tr -d '[:space:]' <"$PATCH_DIR/RELEASE")"
 }
 
+# purge_cached_draext: removes the draext versions of the staging modules
+# from the Go module cache. The version stays v0.33.13-draext.N while the
+# series changes a module, and go would take an earlier export of it from the
+# cache instead of the proxy.
+purge_cached_draext() {
+	local cache dir
+	cache=$(go env GOMODCACHE)
+	for dir in "$cache/k8s.io" "$cache/cache/download/k8s.io"; do
+		[[ -d $dir ]] || continue
+		find "$dir" -maxdepth 3 -name '*-draext.*' -prune -exec chmod -R u+w {} + -exec rm -rf {} +
+	done
+}
+
 # staging_go ARGS...: go with the exported modules reachable: the file proxy
 # first (go falls through to the next proxy for anything it does not have),
 # and the checksum database not asked about the exported module paths
