@@ -64,7 +64,7 @@ drills: ## On a running cluster (make up NODES=3): the drills under load and fau
 upgrade-test: ## Stock v1.33.13 cluster (make build-base) upgraded to the patched binaries with pods running, gate on, downgrade losses measured
 	@bash scripts/test/upgrade-test.sh
 
-perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines (ROUNDS=5, WORKLOADS=), one table
+perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines, throughput, CPU per pod by component, extension points (ROUNDS=5, WORKLOADS=, SCALING=1)
 	@bash scripts/test/perf.sh
 
 ################################################################################

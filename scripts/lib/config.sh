@@ -148,9 +148,11 @@ E2E_DRILL_APISERVER_PODS=${E2E_DRILL_APISERVER_PODS:-100}
 E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).
 E2E_IMAGE=${E2E_IMAGE:-localhost/draext/busybox:$BUSYBOX_TAG}
-# make perf: rounds per workload, and which workloads (empty: all).
+# make perf: rounds per workload, and which workloads (empty: all). SCALING=1
+# runs the scaling sizes (100, 500, 1000 nodes) instead.
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-}
+SCALING=${SCALING:-0}
 
 # --- kind (make docker-up, kind-base, node-image, kind-up, kind-down) -----------------
 
