@@ -218,7 +218,7 @@ header() {
 }
 
 {
-	printf '| workload | median pods/s | min-max | create→bound p50 ms | p99 ms | attempt p50 ms | attempt p99 ms | writes/pod before Bind |\n|---|---|---|---|---|---|---|---|\n'
+	header workload "median pods/s" min-max "create→bound p50 ms" "p99 ms" "attempt p50 ms" "attempt p99 ms" "writes/pod before Bind"
 	for w in "${workloads[@]}"; do
 		printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$w" "$(med tp "$w")" "$(range tp "$w")" "$(med p50 "$w")" "$(med p99 "$w")" \
 			"$(med att50 "$w")" "$(med att99 "$w")" "$(med writes "$w")"
@@ -251,7 +251,7 @@ header() {
 		printf '| %s | %s | %.2f | %s |\n' "$name" "$target" "$(median <<<"$per")" "$(paste -sd' ' <<<"$per")"
 	}
 	if ((!SCALING)); then
-		printf '\n| ratio | target | median of per-round ratios | per round |\n|---|---|---|---|\n'
+		header ratio target "median of per-round ratios" "per round"
 		ER=ExtendedResource/2000pods_200nodes ER25=ExtendedResource_25Classes/2000pods_200nodes CT=ClaimTemplate/2000pods_200nodes
 		DPON=DevicePlugin/2000pods_200nodes_DRAExtendedResource DPOFF=DevicePlugin/2000pods_200nodes
 		ratio "control plane CPU per pod, extended resource (25 classes) / claim template" "≤ 0.5" $ER25 $CT "n:control plane"
@@ -272,7 +272,7 @@ header() {
 	else
 		# How the cost per pod grows with the nodes: each size against
 		# the 100-node size of the same case (10x the nodes at 1000).
-		printf '\n| scaling (median) | nodes | kube-scheduler per pod (probe units) | ×100 nodes | control plane per pod (probe units) | ×100 nodes | pods/s |\n|---|---|---|---|---|---|---|\n'
+		header "scaling (median)" nodes "kube-scheduler per pod (probe units)" "×100 nodes" "control plane per pod (probe units)" "×100 nodes" pods/s
 		for w in "${workloads[@]}"; do
 			nodes=${w#*/scaling_} nodes=${nodes%%nodes*}
 			base=${w/scaling_${nodes}nodes/scaling_100nodes}
