@@ -72,7 +72,15 @@ printf '*.log\n' >"$repo/.gitignore"
 git -C "$repo" add -A
 git -C "$repo" -c user.name=t -c user.email=t@t commit -qm base
 line="commit draext-test go-test -s -w selinux,notest"
-h() { run_lib "tree_inputs '$repo' '$line'" | head -1; }
+# (The first line is cut from the whole output, not piped to head: bash's
+# printf writes line by line, and a head that has exited would kill the
+# second write with SIGPIPE, which pipefail and errexit turn into a silent
+# exit of this script.)
+h() {
+	local out
+	out=$(run_lib "tree_inputs '$repo' '$line'")
+	printf '%s\n' "${out%%$'\n'*}"
+}
 h0=$(h)
 old_clean=$(echo "$line" | sha256sum | cut -d' ' -f1)
 if [[ $h0 == "$old_clean" ]]; then pass "tree_inputs: a clean tree hashes as before (existing build stamps stay valid)"; else fail "tree_inputs: clean tree" "$h0 != $old_clean"; fi

@@ -125,7 +125,10 @@ item() {
 	done
 	v=$(jq -r --arg m "$3" --arg f "$4" --argjson l "$labels" \
 		'.dataItems[] | select(.labels.Metric == $m and (.labels as $have | all($l | to_entries[]; $have[.key] == .value))) | .data[$f] // empty' \
-		"$(run_dir "$1" "$2")"/*.json 2>/dev/null | head -1)
+		"$(run_dir "$1" "$2")"/*.json 2>/dev/null) || true
+	# The first value only, cut here rather than by a head that could kill
+	# jq with SIGPIPE (a failure under pipefail).
+	v=${v%%$'\n'*}
 	echo "${v:--}"
 }
 
