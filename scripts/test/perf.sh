@@ -47,8 +47,8 @@ ALL=(
 	ExtendedResourceScoring/2000pods_200nodes
 	ExtendedResourceUnrelatedClaims/2000pods_200nodes
 	ClaimTemplate/2000pods_200nodes
-	DevicePlugin/2000pods_200nodes
-	DevicePlugin/2000pods_200nodes_DRAExtendedResource
+	DevicePlugin/10000pods_200nodes
+	DevicePlugin/10000pods_200nodes_DRAExtendedResource
 	ExtendedResourceChurn/200nodes_30s
 	ClaimTemplateChurn/200nodes_30s
 )
@@ -256,7 +256,7 @@ header() {
 	if ((!SCALING)); then
 		header ratio target "median of per-round ratios" "per round"
 		ER=ExtendedResource/2000pods_200nodes ER25=ExtendedResource_25Classes/2000pods_200nodes CT=ClaimTemplate/2000pods_200nodes
-		DPON=DevicePlugin/2000pods_200nodes_DRAExtendedResource DPOFF=DevicePlugin/2000pods_200nodes
+		DPON=DevicePlugin/10000pods_200nodes_DRAExtendedResource DPOFF=DevicePlugin/10000pods_200nodes
 		ratio "control plane CPU per pod, extended resource (25 classes) / claim template" "≤ 0.5" $ER25 $CT "n:control plane"
 		ratio "kube-scheduler CPU per pod, extended resource (25 classes) / claim template" "≤ 1.0" $ER25 $CT n:kube-scheduler
 		ratio "kube-scheduler CPU per pod, device-plugin style, gate on / gate off" "≤ 1.02" $DPON $DPOFF n:kube-scheduler
@@ -290,7 +290,7 @@ header() {
 	# The scheduler's writes per pod by request, and its plugins' time
 	# per call, round 1, for the first workloads of each kind that ran.
 	shown=()
-	for w in ExtendedResource/2000pods_200nodes ClaimTemplate/2000pods_200nodes DevicePlugin/2000pods_200nodes_DRAExtendedResource; do
+	for w in ExtendedResource/2000pods_200nodes ClaimTemplate/2000pods_200nodes DevicePlugin/10000pods_200nodes_DRAExtendedResource; do
 		[[ -n ${V[tp,1,$w]:-} ]] && shown+=("$w")
 	done
 	if ((${#shown[@]})); then
