@@ -72,8 +72,8 @@ func schedulerMetric(ctx context.Context, series string) (float64, error) {
 	}
 	config := rest.CopyConfig(cluster.config)
 	// The scheduler serves a self-signed certificate.
-	config.TLSClientConfig.Insecure = true
-	config.TLSClientConfig.CAFile, config.TLSClientConfig.CAData = "", nil
+	config.Insecure = true
+	config.CAFile, config.CAData = "", nil
 	client, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return 0, err

@@ -6,6 +6,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,9 +45,9 @@ func drillReport(name, format string, args ...any) {
 	if path := os.Getenv("E2E_DRILL_REPORT"); path != "" {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		Expect(err).NotTo(HaveOccurred())
-		defer f.Close()
 		_, err = fmt.Fprintln(f, line)
-		Expect(err).NotTo(HaveOccurred())
+		// A report line that was not written must fail, so Close too.
+		Expect(errors.Join(err, f.Close())).NotTo(HaveOccurred())
 	}
 }
 

@@ -310,8 +310,8 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// limit it: the pods ask by the explicit name, their claims
 		// have devices of the class.
 		names := []v1.ResourceName{
-			v1.ResourceName("requests." + gpuResource),
-			v1.ResourceName("requests." + implicit),
+			"requests." + gpuResource,
+			"requests." + implicit,
 			v1.ResourceName(*className + v1.ResourceClaimsPerClass),
 		}
 		hard := v1.ResourceList{}

@@ -37,3 +37,17 @@ module_dir() {
 	[[ -n $dir && -d $dir ]] || die "go mod download $mod@$version gave no module directory${why:+: $why}"
 	echo "$dir"
 }
+
+# go_tool NAME MODULE/PATH VERSION: the path of a Go tool built at VERSION
+# into _output/tools/NAME-VERSION (once; the module proxy is enough).
+go_tool() {
+	local name=$1 pkg=$2 version=$3 dir
+	dir=$TOOLS_DIR/$name-$version
+	if [[ ! -x $dir/$name ]]; then
+		info "building $name $version"
+		mkdir -p "$dir"
+		(cd "$dir" && GOWORK=off GOFLAGS='' GOBIN="$dir" go install "$pkg@$version") >&2 ||
+			die "could not build $pkg@$version (see the go error above)"
+	fi
+	echo "$dir/$name"
+}

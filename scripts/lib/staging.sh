@@ -39,7 +39,13 @@ purge_cached_draext() {
 # and the checksum database not asked about the exported module paths
 # (go.sum still pins their hashes).
 staging_go() {
+	staging_env go "$@"
+}
+
+# staging_env COMMAND ARGS...: COMMAND with the Go environment of staging_go,
+# for tools that run go themselves (golangci-lint).
+staging_env() {
 	local nosumdb
 	nosumdb=$(find "$STAGING_PROXY" -path '*/@v/list' | sed "s|^$STAGING_PROXY/||; s|/@v/list$||" | sort | paste -sd, -)
-	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" go "$@"
+	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" "$@"
 }

@@ -20,12 +20,13 @@
 #     patched tree's API fixtures and the objects its apiserver served in step 5;
 #  7. the staging modules: make staging (exported twice, byte-identical), the
 #     consumers' go.sum checked against it, staging/example built and tested,
-#     the e2e suite vetted against it;
+#     the e2e suite vetted against it; both linted with golangci-lint;
 #  8. the local cluster: make up NODES=2 (patched binaries, example driver as host
 #     processes, a DRA node and a device-plugin node), then NODES=1 with the driver
 #     as a DaemonSet from overlays/; each time the e2e suite and the demo, then
 #     make down PURGE=1, also when something failed. SKIP_CLUSTER=1 skips it.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/staging.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gomod.sh"
 
 need_base_tools
 need_tool gofmt "it ships with Go: put $(go env GOROOT 2>/dev/null || echo GOROOT)/bin on PATH"
@@ -100,11 +101,18 @@ wire_env=()
 [[ -n $(ls -A "$OUTPUT_DIR/wire" 2>/dev/null) ]] && wire_env=(DRAEXT_WIRE_DIR="$OUTPUT_DIR/wire")
 (cd "$DRAEXT_ROOT/compat/upstream" && env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" GOWORK=off go test -count=1 -v ./...)
 
-step 7 "staging modules: export, reproducibility, staging/example, e2e vet"
+step 7 "staging modules: export, reproducibility, staging/example, e2e vet and lint"
 "$DRAEXT_ROOT/scripts/build/staging.sh" --verify
 (cd "$DRAEXT_ROOT/staging/example" && staging_go vet ./... && staging_go test -count=1 ./... && staging_go build -o "$TOOLS_DIR/kubectl-draext" .)
 (cd "$DRAEXT_ROOT/e2e" && staging_go vet ./...)
-info "staging/example (kubectl-draext) and the e2e suite build against the exported modules"
+# golangci-lint of the two modules built on the exported modules: make
+# verify runs before they exist, so it lints only the others.
+lint=$(go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION")
+for mod in staging/example e2e; do
+	(cd "$DRAEXT_ROOT/$mod" && staging_env "$lint" run --config "$DRAEXT_ROOT/.golangci.yml" ./...) ||
+		die "golangci-lint found problems in module $mod (see above)"
+done
+info "staging/example (kubectl-draext) and the e2e suite build against the exported modules and pass golangci-lint"
 
 step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
 # cluster_check REQUIRE ENV...: one cluster with ENV, the suite against it with

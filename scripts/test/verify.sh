@@ -16,24 +16,11 @@
 #   patches table  docs/patches.md has the table the series gives
 #   patches-verify metadata, checksums, replay and byte-identical re-export
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gomod.sh"
 
 need_base_tools
 start=$(now_s)
 cd "$DRAEXT_ROOT"
-
-# go_tool NAME MODULE/PATH VERSION: the path of a Go tool built at VERSION
-# into _output/tools/NAME-VERSION (once; the module proxy is enough).
-go_tool() {
-	local name=$1 pkg=$2 version=$3 dir
-	dir=$TOOLS_DIR/$name-$version
-	if [[ ! -x $dir/$name ]]; then
-		info "building $name $version"
-		mkdir -p "$dir"
-		(cd "$dir" && GOWORK=off GOFLAGS='' GOBIN="$dir" go install "$pkg@$version") >&2 ||
-			die "could not build $pkg@$version (see the go error above)"
-	fi
-	echo "$dir/$name"
-}
 
 log "[verify] gofmt"
 unformatted=$(gofmt -l cmd internal compat e2e staging)
