@@ -51,3 +51,17 @@ go_tool() {
 	fi
 	echo "$dir/$name"
 }
+
+# golangci_lint MODULE [WRAPPER...]: the pinned golangci-lint with
+# .golangci.yml on the Go module in directory MODULE (relative to the
+# repository), run through WRAPPER (a command that sets go's environment,
+# such as staging_env; default: GOWORK=off); one ERROR line naming the module
+# when it finds problems.
+golangci_lint() {
+	local mod=$1 lint
+	shift
+	(($#)) || set -- env GOWORK=off
+	lint=$(go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION")
+	(cd "$DRAEXT_ROOT/$mod" && "$@" "$lint" run --config "$DRAEXT_ROOT/.golangci.yml" ./...) ||
+		die "golangci-lint found problems in module $mod (see above)"
+}

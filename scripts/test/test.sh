@@ -107,11 +107,8 @@ step 7 "staging modules: export, reproducibility, staging/example, e2e vet and l
 (cd "$DRAEXT_ROOT/e2e" && staging_go vet ./...)
 # golangci-lint of the two modules built on the exported modules: make
 # verify runs before they exist, so it lints only the others.
-lint=$(go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION")
-for mod in staging/example e2e; do
-	(cd "$DRAEXT_ROOT/$mod" && staging_env "$lint" run --config "$DRAEXT_ROOT/.golangci.yml" ./...) ||
-		die "golangci-lint found problems in module $mod (see above)"
-done
+golangci_lint staging/example staging_env
+golangci_lint e2e staging_env
 info "staging/example (kubectl-draext) and the e2e suite build against the exported modules and pass golangci-lint"
 
 step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"

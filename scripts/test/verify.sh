@@ -10,7 +10,9 @@
 #   ShellCheck     scripts/, kind/ and .ci/ at severity warning, with Debian's
 #                  ShellCheck $SHELLCHECK_VERSION (installed with apt when missing)
 #   golangci-lint  the main module and compat/upstream with .golangci.yml
-#                  ($GOLANGCI_LINT_VERSION, built into _output/tools once)
+#                  ($GOLANGCI_LINT_VERSION, built into _output/tools once);
+#                  e2e/ and staging/example need the exported staging
+#                  modules, so make test lints them after exporting them
 #   logcheck       contextual and structured logging in the example driver
 #                  (sigs.k8s.io/logtools $LOGCHECK_VERSION)
 #   patches table  docs/patches.md has the table the series gives
@@ -48,12 +50,9 @@ mapfile -t shells < <(git ls-files -- 'scripts/*.sh' kind/runc-capfilter .ci/run
 shellcheck -x -P SCRIPTDIR -P scripts/lib -S warning "${shells[@]}" || die "shellcheck found problems (see above)"
 
 log "[verify] golangci-lint"
-lint=$(go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION")
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
-for mod in . compat/upstream; do
-	(cd "$DRAEXT_ROOT/$mod" && GOWORK=off "$lint" run --config "$DRAEXT_ROOT/.golangci.yml" ./...) ||
-		die "golangci-lint found problems in module $mod (see above)"
-done
+golangci_lint .
+golangci_lint compat/upstream
 
 log "[verify] logcheck"
 logcheck=$(go_tool logcheck sigs.k8s.io/logtools/logcheck "$LOGCHECK_VERSION")
