@@ -20,10 +20,16 @@ import (
 // what the apiserver returned: the specs of the API check the error, the
 // others expect none.
 func createDeviceClass(ctx context.Context, extendedResourceName string) (*resourceapi.DeviceClass, error) {
+	return createDriverDeviceClass(ctx, *driverName, extendedResourceName)
+}
+
+// createDriverDeviceClass is createDeviceClass for the devices of another
+// driver, such as one whose ResourceSlices a spec publishes itself.
+func createDriverDeviceClass(ctx context.Context, driver, extendedResourceName string) (*resourceapi.DeviceClass, error) {
 	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-"},
 		Spec: resourceapi.DeviceClassSpec{
-			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", *driverName)}}},
+			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", driver)}}},
 			ExtendedResourceName: ptr.To(extendedResourceName),
 		},
 	}, metav1.CreateOptions{})

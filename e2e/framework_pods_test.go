@@ -179,3 +179,21 @@ func podEventReasons(ctx context.Context, ns, pod string) []string {
 	}
 	return reasons
 }
+
+// podEventNotes lists the notes (messages) of the events about the pod with
+// the reason, for polling. kube-scheduler's events library folds the events
+// of a pod with the same reason into the series of the first one, whose note
+// stays: a note tells what the first of them said.
+func podEventNotes(ctx context.Context, ns, pod, reason string) ([]string, error) {
+	events, err := cluster.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, event := range events.Items {
+		if event.Regarding.Kind == "Pod" && event.Regarding.Name == pod && event.Reason == reason {
+			notes = append(notes, event.Note)
+		}
+	}
+	return notes, nil
+}

@@ -1,0 +1,196 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// What any pod author can make of kube-scheduler and the kubelet through
+// extended resources (beyond upstream): a pod that asks for more
+// devices than its node has is refused at once, saying how many, while the
+// pods behind it get scheduled (patches 0083, 0084); a pod that names another
+// pod's extended resource claim in spec.resourceClaims is refused by the
+// scheduler (0086), and by the kubelet when it is bound without the scheduler
+// (0087), the claim is never reserved for it (0091), and the owner keeps its
+// GPU.
+var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", Label("beyond-upstream"), func() {
+	spec := extendedSpecs()
+
+	It("one pod asking for more devices than a node has does not stall the scheduler", func(ctx context.Context) {
+		requireAllowed(ctx,
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "deviceclasses"},
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceslices"},
+		)
+		// A driver of the spec's own, which no kubelet plugin serves: its
+		// devices exist for the scheduler only, and the pods asking for
+		// them never get bound.
+		driver := spec.ns + ".hang.example"
+		resourceName := v1.ResourceName("example.com/x-" + spec.ns)
+		const devices = 16
+		By(fmt.Sprintf("a DeviceClass serving %s and a ResourceSlice of driver %s with %d devices on node %s", resourceName, driver, devices, spec.draNode))
+		_, err := createDriverDeviceClass(ctx, driver, string(resourceName))
+		Expect(err).NotTo(HaveOccurred())
+		slice := &resourceapi.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-hang-"},
+			Spec: resourceapi.ResourceSliceSpec{
+				Driver:   driver,
+				NodeName: spec.draNode,
+				Pool:     resourceapi.ResourcePool{Name: "p", Generation: 1, ResourceSliceCount: 1},
+			},
+		}
+		for i := range devices {
+			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{}})
+		}
+		slice, err = cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			err := cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				Fail(fmt.Sprintf("delete ResourceSlice %s: %v", slice.Name, err))
+			}
+		})
+
+		// expectRefusedAtOnce creates the pod that asks for too many
+		// devices, then a pod that asks for a little CPU on the same node,
+		// which the scheduler takes after it: before the fix, the
+		// allocator's search for the first kept the scheduler busy for
+		// minutes to days, and the second was never bound.
+		expectRefusedAtOnce := func(big *v1.Pod, small, want string) {
+			GinkgoHelper()
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, big, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			cpu := shellPod(small)
+			cpu.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
+			cpu.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m")}}
+			_, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, cpu, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(ctx, func() (string, error) {
+				return scheduledMessage(ctx, spec.ns, cpu.Name)
+			}).WithTimeout(time.Minute).Should(Equal("bound to "+spec.draNode), "pod %s, created after pod %s, is not bound: is the scheduler stuck in the allocator?", cpu.Name, big.Name)
+			Eventually(ctx, func() (string, error) {
+				return scheduledMessage(ctx, spec.ns, big.Name)
+			}).WithTimeout(30*time.Second).Should(ContainSubstring(want), "PodScheduled of pod %s", big.Name)
+			// The pod got no event at all while the scheduler was
+			// stuck. The note of the first FailedScheduling event
+			// stays (the events of a pod are folded into its
+			// series), and the scheduler may have tried the pod
+			// before it saw the class: PodScheduled above has the
+			// message of the last attempt.
+			Eventually(ctx, func() ([]string, error) {
+				return podEventNotes(ctx, spec.ns, big.Name, "FailedScheduling")
+			}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "FailedScheduling events of pod %s", big.Name)
+			Expect(scheduledMessage(ctx, spec.ns, big.Name)).NotTo(HavePrefix("bound to"), "pod %s asks for more devices than node %s has", big.Name, spec.draNode)
+		}
+
+		By(fmt.Sprintf("a pod asking for %d %s, then a pod asking for 10m CPU", devices+1, resourceName))
+		expectRefusedAtOnce(
+			extendedPod("big", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{resourceName: devices + 1}}}),
+			"small",
+			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (container "app"): 17 devices requested by container "app" (17 %[1]s), only 16 free devices match`, resourceName))
+
+		By(fmt.Sprintf("a pod with two containers asking for 9 %s each, then a pod asking for 10m CPU", resourceName))
+		expectRefusedAtOnce(
+			extendedPod("big-two", spec.draNode, nil, []testContainer{
+				{name: "a", requests: map[v1.ResourceName]int{resourceName: 9}},
+				{name: "b", requests: map[v1.ResourceName]int{resourceName: 9}},
+			}),
+			"small-two",
+			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (containers "a", "b"): 18 devices requested by container "a" (9 %[1]s) and container "b" (9 %[1]s), only 16 free devices match`, resourceName))
+	})
+
+	It("a pod cannot use another pod's extended resource claim", func(ctx context.Context) {
+		a := runPod(ctx, spec.ns, extendedPod("a", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		claim := spec.claims.extendedClaim(ctx, a)
+		gpus := expectMappedGPUs(ctx, a, claim)["app"]
+		Expect(gpus).To(HaveLen(1))
+		owner := resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: a.Name, UID: a.UID}
+		reservedFor := func() ([]resourceapi.ResourceClaimConsumerReference, error) {
+			c, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claim.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return c.Status.ReservedFor, nil
+		}
+		// borrower asks for no GPU and names a's claim (the one a's status
+		// names, see extendedClaim) in spec.resourceClaims, for its
+		// container.
+		borrower := func(name string) *v1.Pod {
+			pod := shellPod(name)
+			pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
+			pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To(claim.Name)}}
+			pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
+			return pod
+		}
+
+		By("the scheduler refuses pod b, which names a's claim " + claim.Name)
+		b, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, borrower("b"), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		refusal := fmt.Sprintf("resourceclaim %s/%s in spec.resourceClaims entry %q is the extended resource claim of pod %q", spec.ns, claim.Name, "gpu", a.Name)
+		Eventually(ctx, func() (string, error) {
+			return scheduledMessage(ctx, spec.ns, b.Name)
+		}).WithTimeout(time.Minute).Should(ContainSubstring(refusal), "PodScheduled of pod %s", b.Name)
+		Eventually(ctx, func() ([]string, error) {
+			return podEventNotes(ctx, spec.ns, b.Name, "FailedScheduling")
+		}).WithTimeout(30*time.Second).Should(ContainElement(ContainSubstring(refusal)), "FailedScheduling events of pod %s", b.Name)
+		Consistently(ctx, reservedFor).WithTimeout(5*time.Second).Should(ConsistOf(owner), "claim %s is reserved for a pod other than its owner", claim.Name)
+		Expect(scheduledMessage(ctx, spec.ns, b.Name)).NotTo(HavePrefix("bound to"), "pod %s", b.Name)
+
+		By("the kubelet refuses pod c, which names the claim too and is bound to node " + spec.draNode + " without the scheduler")
+		// The resourceclaim controller reserves an allocated claim for a
+		// pod that is bound already, but not an extended resource claim:
+		// the kubelet refuses the claim, and reserved for c it would stay
+		// in use after a ends.
+		c := borrower("c")
+		c.Spec.NodeSelector = nil
+		c.Spec.NodeName = spec.draNode
+		c, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, c, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(ctx, func() ([]string, error) {
+			return podEventNotes(ctx, spec.ns, c.Name, "FailedPrepareDynamicResources")
+		}).WithTimeout(time.Minute).Should(ContainElement(And(
+			ContainSubstring(fmt.Sprintf(`pod %s(%s) cannot use ResourceClaim %s/%s through pod.spec.resourceClaims entry "gpu"`, c.Name, c.UID, spec.ns, claim.Name)),
+			ContainSubstring("it is the extended resource claim of pod "+a.Name),
+		)), "FailedPrepareDynamicResources events of pod %s", c.Name)
+		Consistently(ctx, func() (string, error) {
+			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, c.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			for _, s := range p.Status.ContainerStatuses {
+				if s.State.Running != nil || s.State.Terminated != nil {
+					return fmt.Sprintf("%s, container %s started", p.Status.Phase, s.Name), nil
+				}
+			}
+			return string(p.Status.Phase), nil
+		}).WithTimeout(5*time.Second).Should(Equal(string(v1.PodPending)), "pod %s", c.Name)
+		Consistently(ctx, reservedFor).WithTimeout(5*time.Second).Should(ConsistOf(owner), "claim %s is reserved for a pod other than its owner", claim.Name)
+
+		By("pod a keeps its claim and its GPU")
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, a.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Status.Phase).To(Equal(v1.PodRunning))
+		Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+		Expect(p.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the container of pod %s restarted", a.Name)
+		Expect(p.Status.ContainerStatuses[0].ContainerID).To(Equal(a.Status.ContainerStatuses[0].ContainerID))
+		current, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claim.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(current.Status.Allocation).NotTo(BeNil(), "claim %s", claim.Name)
+		Expect(claimDevices(current)).To(Equal(claimDevices(claim)))
+		Expect(current.Status.ReservedFor).To(ContainElement(owner))
+		Expect(containerGPUs(ctx, spec.ns, a.Name, "app")).To(Equal(gpus[0]))
+	})
+})
