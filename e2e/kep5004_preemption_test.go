@@ -12,12 +12,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 )
 
 // Preemption on a DRA node (beyond upstream, patch 0071): a pod with a higher
@@ -91,6 +93,90 @@ var _ = Describe("Preemption for extended resources served by DRA", func() {
 			Expect(pod.DeletionTimestamp).To(BeNil(), "pod %s was not needed and must keep running", name)
 			Expect(pod.Status.Phase).To(Equal(v1.PodRunning), "pod %s", name)
 		}
+	})
+
+	// Patch 0090: the devices that preemption frees for a nominated pod are
+	// held against every lower-priority pod, also one with a claim
+	// template. Before, the Deployment's replacement pod took them and the
+	// preemptor preempted again, as often as the Deployment recreated it.
+	It("a high-priority pod preempts a Deployment's claim-template pods at most once each, and its replacements do not take the freed GPUs", func(ctx context.Context) {
+		gpus := nodeGPUs(ctx, spec.draNode)
+		Expect(gpus).To(BeNumerically(">=", 2), "GPUs of node %s", spec.draNode)
+		waitNodeGPUsFree(ctx, spec.draNode, gpus)
+		low := createPriorityClass(ctx, spec.ns+"-low", 0)
+		high := createPriorityClass(ctx, spec.ns+"-high", 1000)
+
+		if gpus > 2 {
+			By(fmt.Sprintf("leaving 2 of the %d GPUs of node %s: a priority-1000 pod takes the others", gpus, spec.draNode))
+			filler := extendedPod("filler", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: gpus - 2}}})
+			filler.Spec.PriorityClassName = high
+			runPod(ctx, spec.ns, filler)
+		}
+
+		By("a priority-0 Deployment of 2 pods with one GPU each from a ResourceClaimTemplate")
+		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(spec.ns).Create(ctx, &resourceapi.ResourceClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+			}}}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		pod := shellPod("template")
+		pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
+		pod.Spec.PriorityClassName = low
+		pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
+		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+		labels := map[string]string{"app": "template-gpu"}
+		_, err = cluster.client.AppsV1().Deployments(spec.ns).Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "template-gpu"},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](2),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec},
+			},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		running := func() (int, error) {
+			pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=template-gpu"})
+			if err != nil {
+				return 0, err
+			}
+			n := 0
+			for _, p := range pods.Items {
+				if p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil {
+					n++
+				}
+			}
+			return n, nil
+		}
+		Eventually(ctx, running).WithTimeout(2*time.Minute).Should(Equal(2), "running pods of the Deployment")
+
+		By("a priority-1000 pod asking for 2 GPUs")
+		preemptor := extendedPod("high", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}})
+		preemptor.Spec.PriorityClassName = high
+		preemptor = createPodWithin(ctx, spec.ns, preemptor, v1.PodRunning, 2*time.Minute)
+		Expect(claimDevices(spec.claims.extendedClaim(ctx, preemptor))).To(HaveLen(2))
+
+		By("at most 2 evictions, and the replacements stay pending")
+		preempted := func() ([]string, error) {
+			events, err := cluster.client.EventsV1().Events(spec.ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			victims := sets.New[string]()
+			for _, event := range events.Items {
+				if event.Reason == "Preempted" && event.Regarding.Kind == "Pod" {
+					victims.Insert(event.Regarding.Name)
+				}
+			}
+			return sets.List(victims), nil
+		}
+		Eventually(ctx, preempted).WithTimeout(30*time.Second).Should(HaveLen(2), "pods preempted for the 2-GPU pod")
+		Consistently(ctx, preempted).WithTimeout(10*time.Second).Should(HaveLen(2), "pods preempted for the 2-GPU pod")
+		Expect(running()).To(BeZero(), "the Deployment's pods that run next to the preemptor")
+		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, preemptor.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Status.Phase).To(Equal(v1.PodRunning), "the preemptor")
 	})
 })
 

@@ -149,7 +149,8 @@ E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).
 E2E_IMAGE=${E2E_IMAGE:-localhost/draext/busybox:$BUSYBOX_TAG}
 # make perf: rounds per workload, and which workloads (empty: all). SCALING=1
-# runs the scaling sizes (100, 500, 1000 nodes) instead.
+# runs the scaling sizes instead: 100, 500, 1000 nodes, and 10 nodes of 16,
+# 64, 128 devices (pods asking for 1 device, half a node, more than is free).
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-}
 SCALING=${SCALING:-0}
