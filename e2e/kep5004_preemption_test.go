@@ -124,6 +124,8 @@ var _ = Describe("Preemption for extended resources served by DRA", func() {
 		pod := shellPod("template")
 		pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
 		pod.Spec.PriorityClassName = low
+		// A Deployment's pods restart always.
+		pod.Spec.RestartPolicy = v1.RestartPolicyAlways
 		pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
 		labels := map[string]string{"app": "template-gpu"}
