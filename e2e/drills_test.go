@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -266,6 +268,109 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 			count, unmapped, len(orphans), rejected)
 		Expect(unmapped).To(BeZero(), "pods bound without a mapping")
 		Expect(rejected).To(BeZero(), "UnallocatedExtendedResource rejections")
+	})
+
+	It("D9 kube-apiserver stopped for seconds during a burst", func(ctx context.Context) {
+		nodes := draNodes(ctx, 1)
+		count := envInt("E2E_DRILL_APISERVER_PODS", 100)
+		pause := time.Duration(envInt("E2E_DRILL_APISERVER_PAUSE_SECONDS", 8)) * time.Second
+		watch := watchDevices(ctx)
+		var created atomic.Int32
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			for i := range count {
+				pod := shortGPUPod(fmt.Sprintf("pause-%03d", i), 4, nodes)
+				createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
+					_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+					return err
+				})
+				created.Add(1)
+			}
+		}()
+		Eventually(ctx, created.Load).WithTimeout(2*time.Minute).Should(BeNumerically(">=", count/3), "pods created before the pause")
+		// While it is stopped, the scheduler's writes (claims, binding,
+		// status) time out after they may have been stored: the path
+		// that keeps a created claim and its in-flight entry.
+		By(fmt.Sprintf("SIGSTOP kube-apiserver for %s, then SIGCONT", pause))
+		clusterCtl(ctx, "signal", "kube-apiserver", "STOP")
+		DeferCleanup(func(ctx context.Context) { _, _ = runClusterCtl(ctx, "signal", "kube-apiserver", "CONT") })
+		time.Sleep(pause)
+		clusterCtl(ctx, "signal", "kube-apiserver", "CONT")
+		Eventually(done).WithTimeout(5 * time.Minute).Should(BeClosed())
+		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
+
+		// Every pod printed its GPUs; two pods on one node whose containers
+		// ran at the same time must not share one. The container times
+		// have seconds: runs that overlap within one second are not seen.
+		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		type run struct {
+			pod, node  string
+			start, end time.Time
+			gpus       []string
+		}
+		var runs []run
+		for _, p := range pods.Items {
+			r := run{pod: p.Name, node: p.Spec.NodeName}
+			for _, c := range p.Status.ContainerStatuses {
+				if t := c.State.Terminated; t != nil {
+					r.start, r.end = t.StartedAt.Time, t.FinishedAt.Time
+				}
+			}
+			Expect(r.end.IsZero()).To(BeFalse(), "pod %s has no terminated container", p.Name)
+			r.gpus = strings.Split(visibleDevices(ctx, spec.ns, p.Name), ",")
+			runs = append(runs, r)
+		}
+		var shared []string
+		for i, a := range runs {
+			for _, b := range runs[i+1:] {
+				if a.node != b.node || !a.start.Before(b.end) || !b.start.Before(a.end) {
+					continue
+				}
+				for _, gpu := range a.gpus {
+					if slices.Contains(b.gpus, gpu) {
+						shared = append(shared, fmt.Sprintf("%s in %s and %s", gpu, a.pod, b.pod))
+					}
+				}
+			}
+		}
+
+		// A claim that a pod owns but its status does not name is one
+		// that an attempt kept, or lost track of, after another one bound
+		// the pod with a new claim: it must not stay allocated.
+		By("waiting 2 minutes for the claims that no pod's status names to go")
+		var strays []string
+		Eventually(ctx, func() ([]string, error) {
+			pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			named := map[types.UID]string{}
+			for _, p := range pods.Items {
+				if status := p.Status.ExtendedResourceClaimStatus; status != nil {
+					named[p.UID] = status.ResourceClaimName
+				}
+			}
+			strays, err = claimNames(ctx, spec.ns, func(c resourceapi.ResourceClaim) bool {
+				if c.Status.Allocation == nil {
+					return false
+				}
+				for _, owner := range c.OwnerReferences {
+					if owner.Kind == "Pod" && named[owner.UID] != c.Name {
+						return true
+					}
+				}
+				return false
+			})
+			return strays, err
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "allocated claims of pods whose status names another claim, or none")
+		doubles, _ := watch.result("")
+		drillReport("D9 apiserver pause", "%d pods completed across a %s SIGSTOP of kube-apiserver; GPUs in two running pods at once: %d; devices in two allocations at once: %d; allocated claims that no pod's status names: %d",
+			count, pause, len(shared), len(doubles), len(strays))
+		Expect(shared).To(BeEmpty(), "GPUs in two running pods at once")
+		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
 	})
 
 	It("D5 kube-controller-manager restarted while pods complete", func(ctx context.Context) {

@@ -6,6 +6,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,7 +30,8 @@ import (
 // pod's extended resource claim in spec.resourceClaims is refused by the
 // scheduler (0086), and by the kubelet when it is bound without the scheduler
 // (0087), the claim is never reserved for it (0091), and the owner keeps its
-// GPU.
+// GPU. The per-node limit of Filter is kube-scheduler's DynamicResources
+// filterTimeout (0095).
 var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", Label("beyond-upstream"), func() {
 	spec := extendedSpecs()
 
@@ -110,6 +115,103 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 			}),
 			"small-two",
 			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (containers "a", "b"): 18 devices requested by container "a" (9 %[1]s) and container "b" (9 %[1]s), only 16 free devices match`, resourceName))
+	})
+
+	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", func(ctx context.Context) {
+		if os.Getenv("E2E_CLUSTER_CTL") == "" {
+			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec restarts kube-scheduler with a configuration file (make e2e sets it for the local cluster)")
+		}
+		requireAllowed(ctx,
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "deviceclasses"},
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceslices"},
+		)
+		// 32 devices in two groups of 16 and a claim for 17 devices of one
+		// group: too few free devices is no shortage here (32 match), only
+		// the search finds out, in about 2·2^16 steps: a fraction of a
+		// second, far more than 10ms.
+		driver := spec.ns + ".slow.example"
+		class, err := createDriverDeviceClass(ctx, driver, "example.com/slow-"+spec.ns)
+		Expect(err).NotTo(HaveOccurred())
+		slice := &resourceapi.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-slow-"},
+			Spec: resourceapi.ResourceSliceSpec{
+				Driver:   driver,
+				NodeName: spec.draNode,
+				Pool:     resourceapi.ResourcePool{Name: "p", Generation: 1, ResourceSliceCount: 1},
+			},
+		}
+		for i := range 32 {
+			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{
+				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"group": {IntValue: ptr.To(int64(i / 16))}},
+			}})
+		}
+		slice, err = cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			err := cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				Fail(fmt.Sprintf("delete ResourceSlice %s: %v", slice.Name, err))
+			}
+		})
+		group := resourceapi.FullyQualifiedName(driver + "/group")
+		claim := &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "slow"},
+			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+				Requests:    []resourceapi.DeviceRequest{{Name: "req", DeviceClassName: class.Name, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 17}},
+				Constraints: []resourceapi.DeviceConstraint{{MatchAttribute: &group}},
+			}},
+		}
+		_, err = cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Create(ctx, claim, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("restarting kube-scheduler with a configuration that sets filterTimeout: 10ms")
+		before := componentArgs(ctx, "kube-scheduler")
+		var kubeconfig string
+		for _, arg := range before {
+			if v, ok := strings.CutPrefix(arg, "--kubeconfig="); ok {
+				kubeconfig = v
+			}
+		}
+		Expect(kubeconfig).NotTo(BeEmpty(), "the --kubeconfig of kube-scheduler: %v", before)
+		// With --config, kube-scheduler reads the connection from the
+		// file and ignores --kubeconfig; it still honours --leader-elect
+		// and the feature gates.
+		config := filepath.Join(GinkgoT().TempDir(), "kube-scheduler.yaml")
+		Expect(os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DynamicResources
+    args:
+      filterTimeout: 10ms
+`, kubeconfig)), 0o644)).To(Succeed())
+		restartComponent(ctx, "kube-scheduler", append(slices.Clone(before), "--config="+config))
+		restored := false
+		DeferCleanup(func(ctx context.Context) {
+			if !restored {
+				restartComponent(ctx, "kube-scheduler", before)
+			}
+		})
+
+		pod := shellPod("slow")
+		pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
+		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "slow", ResourceClaimName: ptr.To(claim.Name)}}
+		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "slow"}}
+		_, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(ctx, func() (string, error) {
+			return scheduledMessage(ctx, spec.ns, pod.Name)
+		}).WithTimeout(time.Minute).Should(ContainSubstring("timed out after 10ms trying to allocate devices on the node"), "PodScheduled of pod %s", pod.Name)
+
+		By("restarting kube-scheduler as it was: the default, 10s, lets the search end")
+		restartComponent(ctx, "kube-scheduler", before)
+		restored = true
+		Eventually(ctx, func() (string, error) {
+			return scheduledMessage(ctx, spec.ns, pod.Name)
+		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate all claims"), "PodScheduled of pod %s", pod.Name)
 	})
 
 	It("a pod cannot use another pod's extended resource claim", func(ctx context.Context) {

@@ -141,9 +141,11 @@ E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
 E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !upgrade}
 # How long the e2e suite may take (go test -timeout).
 E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
-# make drills: pods of D1 (churn with a crashing scheduler) and of D4 (apiserver kill).
+# make drills: pods of D1 (churn with a crashing scheduler) and of D4 and D9 (apiserver
+# kill and pause); how long D9 keeps kube-apiserver stopped.
 E2E_DRILL_CHURN_PODS=${E2E_DRILL_CHURN_PODS:-500}
 E2E_DRILL_APISERVER_PODS=${E2E_DRILL_APISERVER_PODS:-100}
+E2E_DRILL_APISERVER_PAUSE_SECONDS=${E2E_DRILL_APISERVER_PAUSE_SECONDS:-8}
 # Where the e2e suite saves objects and events of failed specs.
 E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).
