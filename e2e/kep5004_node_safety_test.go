@@ -52,7 +52,9 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 		// b ends after 5 s and the kubelet starts its container again
 		// (after 10 s, 20 s, ...), without preparing its claims again:
 		// that happens only when a sandbox is created.
-		b := runPod(ctx, spec.ns, templatePod("b", "sleep 5; exit 1"))
+		b := templatePod("b", "sleep 5; exit 1")
+		b.Spec.RestartPolicy = v1.RestartPolicyAlways
+		b = runPod(ctx, spec.ns, b)
 		bGPU := visibleDevices(ctx, spec.ns, b.Name)
 		Expect(bGPU).NotTo(Equal(aGPU), "two pods got the same GPU")
 		a, err = cluster.client.CoreV1().Pods(spec.ns).Get(ctx, a.Name, metav1.GetOptions{})
@@ -130,6 +132,8 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 
 		// Burstable: a memory request without a limit, and one GPU.
 		pod := extendedPod("resized", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
+		// extendedPod's requests and limits are one map.
+		pod.Spec.Containers[0].Resources.Requests = pod.Spec.Containers[0].Resources.Requests.DeepCopy()
 		pod.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("16Mi")
 		pod = runPod(ctx, spec.ns, pod)
 		Eventually(ctx, used).WithTimeout(time.Minute).Should(Equal(want("16Mi")), "quota %s before the resize", quota.Name)
