@@ -126,6 +126,21 @@ func TestParseFlags(t *testing.T) {
 				}
 			},
 		},
+		"the knob of hosts whose kubelets share a device-plugin socket": {
+			env: []string{"DRAEXT_FLAG_IGNORE_FOREIGN_GPU_UUIDS=true"},
+			check: func(t *testing.T, o options) {
+				if !o.ignoreForeignGPUs {
+					t.Error("ignore-foreign-gpu-uuids not set")
+				}
+			},
+		},
+		"foreign GPU UUIDs withhold every GPU by default": {
+			check: func(t *testing.T, o options) {
+				if o.ignoreForeignGPUs {
+					t.Error("ignore-foreign-gpu-uuids set by default")
+				}
+			},
+		},
 		"malformed bool":      {env: []string{"DRAEXT_FLAG_DISCOVER=yes"}, wantErr: `$DRAEXT_FLAG_DISCOVER="yes" (--discover): not a boolean, use true or false`},
 		"malformed verbosity": {env: []string{"DRAEXT_FLAG_V=high"}, wantErr: `$DRAEXT_FLAG_V="high" (--v): strconv.ParseInt: parsing "high": invalid syntax`},
 		"unknown variable":    {env: []string{"DRAEXT_FLAG_NVLM=mock:dgxa100"}, wantErr: "$DRAEXT_FLAG_NVLM is set, but draext-gpu has no flag for it"},

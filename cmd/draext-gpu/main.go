@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/draext/draext/internal/gpudriver/cdi"
 	"github.com/draext/draext/internal/gpudriver/deviceplugin"
@@ -51,10 +51,13 @@ type options struct {
 	// podResourcesSocket enables withholding GPUs that device-plugin
 	// containers hold (DRA mode).
 	podResourcesSocket string
-	sliceCheckPeriod   time.Duration
-	healthAddress      string
-	kubeconfig         string
-	discoverOnly       bool
+	// ignoreForeignGPUs: device-plugin IDs of other nodes' GPUs count for
+	// nothing (a host whose kubelets share one device-plugin socket).
+	ignoreForeignGPUs bool
+	sliceCheckPeriod  time.Duration
+	healthAddress     string
+	kubeconfig        string
+	discoverOnly      bool
 }
 
 func main() {
@@ -154,13 +157,23 @@ func runDRA(ctx context.Context, o options, lib nvml.Interface, devices []gpu.De
 		SliceCheckPeriod: o.sliceCheckPeriod,
 	}
 	if o.podResourcesSocket != "" {
-		cfg.DevicePluginHolders = func(ctx context.Context) (map[string]string, error) {
+		// An answer of the kubelet counts once it lists every pod that the
+		// API server says may hold device-plugin GPUs here.
+		pods, err := draplugin.WatchNodePods(ctx, client, o.nodeName, o.resourceName)
+		if err != nil {
+			return err
+		}
+		defer pods.Stop()
+		cfg.DevicePluginPods = pods.Pods
+		cfg.DevicePluginHolders = func(ctx context.Context) (draplugin.KubeletAnswer, error) {
 			resp, err := podresources.List(ctx, o.podResourcesSocket, 10*time.Second)
 			if err != nil {
-				return nil, err
+				return draplugin.KubeletAnswer{}, err
 			}
-			return devicePluginGPUs(podresources.DevicePluginHolders(podresources.Containers(resp, "", ""), o.resourceName)), nil
+			return kubeletAnswer(resp, o.resourceName), nil
 		}
+		cfg.MIGParent = func(migUUID string) (string, error) { return gpu.MIGParent(lib, migUUID) }
+		cfg.IgnoreForeignGPUs = o.ignoreForeignGPUs
 	}
 	drv, err := draplugin.Start(ctx, cfg)
 	if err != nil {
@@ -214,20 +227,20 @@ func watchHealth(ctx context.Context, lib nvml.Interface, devices []gpu.Device, 
 	}
 }
 
-// devicePluginGPUs turns device-plugin device IDs into GPU UUIDs: a device
-// plugin that shares GPUs by time-slicing gives out replicas named
-// <UUID>::<n> (NVIDIA's convention), each of which holds the whole GPU here.
-// The holder of a GPU is the smallest name among its replicas' holders.
-func devicePluginGPUs(held map[string]string) map[string]string {
-	out := make(map[string]string, len(held))
-	for id, holder := range held {
-		uuid, _, _ := strings.Cut(id, "::")
-		// Several holders of one GPU's replicas: name the same one every time.
-		if before, ok := out[uuid]; !ok || holder < before {
-			out[uuid] = holder
+// kubeletAnswer reduces a PodResources List answer to the pods in it and
+// the device-plugin devices of the resource; the driver maps the device IDs
+// to its GPUs.
+func kubeletAnswer(resp *podresourcesv1.ListPodResourcesResponse, resource string) draplugin.KubeletAnswer {
+	answer := draplugin.KubeletAnswer{
+		Pods:    map[string]bool{},
+		Holders: podresources.DevicePluginHolders(podresources.Containers(resp, "", ""), resource),
+	}
+	for _, p := range resp.GetPodResources() {
+		if p != nil {
+			answer.Pods[p.GetNamespace()+"/"+p.GetName()] = true
 		}
 	}
-	return out
+	return answer
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2/ktesting"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/draext/draext/internal/gpudriver/nodelock"
 )
@@ -51,20 +52,23 @@ func TestRunRefuses(t *testing.T) {
 	}
 }
 
-func TestDevicePluginGPUs(t *testing.T) {
-	testCases := map[string]struct {
-		held, want map[string]string
-	}{
-		"whole GPUs":    {held: map[string]string{"GPU-a": "ns/p/c"}, want: map[string]string{"GPU-a": "ns/p/c"}},
-		"replicas":      {held: map[string]string{"GPU-a::0": "ns/p2/c", "GPU-a::3": "ns/p1/c", "GPU-b::1": "ns/q/c"}, want: map[string]string{"GPU-a": "ns/p1/c", "GPU-b": "ns/q/c"}},
-		"nothing held":  {held: map[string]string{}, want: map[string]string{}},
-		"odd separator": {held: map[string]string{"GPU-a:1": "ns/p/c"}, want: map[string]string{"GPU-a:1": "ns/p/c"}},
+func TestKubeletAnswer(t *testing.T) {
+	gpu := func(ids ...string) []*podresourcesv1.ContainerDevices {
+		return []*podresourcesv1.ContainerDevices{{ResourceName: "nvidia.com/gpu", DeviceIds: ids}}
 	}
-	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			if got := devicePluginGPUs(tc.held); !maps.Equal(got, tc.want) {
-				t.Errorf("devicePluginGPUs(%v) = %v, want %v", tc.held, got, tc.want)
-			}
-		})
+	resp := &podresourcesv1.ListPodResourcesResponse{PodResources: []*podresourcesv1.PodResources{
+		{Namespace: "ns", Name: "dp", Containers: []*podresourcesv1.ContainerResources{
+			{Name: "app", Devices: gpu("GPU-a::1", "0")},
+			{Name: "side", Devices: []*podresourcesv1.ContainerDevices{{ResourceName: "example.com/nic", DeviceIds: []string{"eth0"}}}},
+		}},
+		{Namespace: "ns", Name: "cpu", Containers: []*podresourcesv1.ContainerResources{{Name: "app"}}},
+		nil,
+		{Namespace: "other", Name: "mig", Containers: []*podresourcesv1.ContainerResources{{Name: "app", Devices: gpu("MIG-b")}}},
+	}}
+	got := kubeletAnswer(resp, "nvidia.com/gpu")
+	wantPods := map[string]bool{"ns/dp": true, "ns/cpu": true, "other/mig": true}
+	wantHolders := map[string]string{"GPU-a::1": "ns/dp/app", "0": "ns/dp/app", "MIG-b": "other/mig/app"}
+	if !maps.Equal(got.Pods, wantPods) || !maps.Equal(got.Holders, wantHolders) {
+		t.Errorf("kubeletAnswer = %+v, want pods %v and holders %v", got, wantPods, wantHolders)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -42,14 +41,30 @@ type Config struct {
 	// its ResourceSlice is still there, in case its watch missed a delete.
 	// Zero or less means DefaultSliceCheckPeriod.
 	SliceCheckPeriod time.Duration
-	// DevicePluginHolders, when set, returns the GPUs (by UUID) that
-	// containers still hold through the device plugin, with who holds
-	// each (namespace/pod/container). Such GPUs are left out of the
-	// ResourceSlice, and refused in Prepare, until they are free: a node
-	// that moved from the device plugin to DRA with pods running never
-	// gives a GPU out twice. The driver publishes nothing before the first
-	// successful answer.
-	DevicePluginHolders func(ctx context.Context) (map[string]string, error)
+	// DevicePluginHolders, when set, asks the kubelet which pods it runs
+	// and which device IDs a device plugin gave their containers for the
+	// resource (PodResources List). The GPUs of those IDs are left out of
+	// the ResourceSlice, and refused in Prepare, until they are free: a
+	// node that moved from the device plugin to DRA with pods running
+	// never gives a GPU out twice. An answer counts only once it lists
+	// every pod of DevicePluginPods (see heldGPUs); the driver publishes
+	// nothing before that, and refuses every GPU in Prepare.
+	DevicePluginHolders func(ctx context.Context) (KubeletAnswer, error)
+	// DevicePluginPods returns the pods (namespace/name) that may hold
+	// device-plugin GPUs, from the API server: bound to this node, not
+	// finished, asking for the resource (WatchNodePods). Required with
+	// DevicePluginHolders.
+	DevicePluginPods func(ctx context.Context) (map[string]bool, error)
+	// MIGParent returns the UUID of the GPU of a MIG device, from the MIG
+	// device's UUID (gpu.MIGParent). Nil: device-plugin IDs MIG-<uuid>
+	// cannot be mapped, and withhold every GPU.
+	MIGParent func(migUUID string) (string, error)
+	// IgnoreForeignGPUs makes device-plugin IDs that are GPU UUIDs of GPUs
+	// this node does not have count for nothing, instead of withholding
+	// every GPU: for hosts whose kubelets share one device-plugin socket
+	// (the local cluster), where one node's kubelet may give out another
+	// node's GPUs.
+	IgnoreForeignGPUs bool
 	// HeldCheckPeriod is how often DevicePluginHolders is asked again.
 	// Zero or less means DefaultHeldCheckPeriod.
 	HeldCheckPeriod time.Duration
@@ -59,8 +74,8 @@ type Config struct {
 // device-plugin containers still hold.
 const DefaultHeldCheckPeriod = 10 * time.Second
 
-// heldRetry is how long Start waits between attempts to learn the GPUs
-// that device-plugin containers hold.
+// heldRetry is how long the driver waits between attempts to learn the
+// GPUs that device-plugin containers hold, before it first publishes.
 const heldRetry = 2 * time.Second
 
 // DefaultSliceCheckPeriod is how often a driver checks by default that its
@@ -73,11 +88,15 @@ type Driver struct {
 	cfg    Config
 	byName map[string]gpu.Device
 	helper *kubeletplugin.Helper
-	pub    *publisher
+	// held knows which GPUs device-plugin containers may hold; nil
+	// without DevicePluginHolders.
+	held *heldGPUs
+
+	pubMu sync.Mutex
+	pub   *publisher // nil until the first publish
 
 	mu        sync.Mutex
 	unhealthy map[string]string // GPU UUID -> why it is unhealthy (gpu.HealthEvent.String)
-	held      map[string]string // GPU UUID -> the device-plugin container that holds it
 
 	cancel context.CancelFunc // ends the watch of held GPUs
 	wg     sync.WaitGroup
@@ -87,9 +106,16 @@ var _ kubeletplugin.DRAPlugin = &Driver{}
 
 // Start registers the plugin with the kubelet and publishes the GPUs.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
-	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}, held: map[string]string{}, cancel: func() {}}
+	if cfg.DevicePluginHolders != nil && cfg.DevicePluginPods == nil {
+		return nil, errors.New("DevicePluginHolders needs DevicePluginPods: an answer of the kubelet can only be trusted against the pods that may hold GPUs")
+	}
+	d := &Driver{cfg: cfg, byName: map[string]gpu.Device{}, unhealthy: map[string]string{}, cancel: func() {}}
 	for _, dev := range cfg.Devices {
 		d.byName[SliceDeviceName(dev)] = dev
+	}
+	if cfg.DevicePluginHolders != nil {
+		ids := newDeviceIDs(cfg.Devices, cfg.MIGParent, cfg.IgnoreForeignGPUs)
+		d.held = newHeldGPUs(cfg.Devices, ids, cfg.DevicePluginHolders, cfg.DevicePluginPods)
 	}
 	helper, err := kubeletplugin.Start(ctx, d,
 		kubeletplugin.DriverName(cfg.DriverName),
@@ -102,115 +128,65 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
-	// Registered first, so that the kubelet can prepare the claims of
-	// running pods at once (a restarted kubelet retries a failed prepare
-	// only at its next pod sync, a minute later); the GPUs are published
-	// once it is known which ones device-plugin containers hold. Claims
-	// prepared meanwhile were allocated from slices that left those out.
-	if cfg.DevicePluginHolders != nil {
-		if err := d.learnHeld(ctx); err != nil {
+	if d.held == nil {
+		if err := d.publish(ctx); err != nil {
 			helper.Stop()
 			return nil, err
 		}
+		klog.FromContext(ctx).Info("DRA driver started", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
+		return d, nil
 	}
-	checkPeriod := cfg.SliceCheckPeriod
-	if checkPeriod <= 0 {
-		checkPeriod = DefaultSliceCheckPeriod
+	// Registered first, so that the kubelet can prepare the claims of
+	// running pods as soon as the kubelet has answered in full (a
+	// restarted kubelet retries a failed prepare only at its next pod
+	// sync, a minute later); the GPUs are published once it is known
+	// which ones device-plugin containers hold. Until then Prepare refuses
+	// every GPU, and Start does not wait for it: the health service comes
+	// up, and the driver stays live while the kubelet catches up.
+	period := cfg.HeldCheckPeriod
+	if period <= 0 {
+		period = DefaultHeldCheckPeriod
 	}
-	pub, err := startPublisher(ctx, cfg.Client, cfg.DriverName, cfg.NodeName, checkPeriod, d.resources())
-	if err != nil {
-		helper.Stop()
-		return nil, fmt.Errorf("publish ResourceSlices: %w", err)
-	}
-	d.pub = pub
-	if cfg.DevicePluginHolders != nil {
-		period := cfg.HeldCheckPeriod
-		if period <= 0 {
-			period = DefaultHeldCheckPeriod
-		}
-		watchCtx, cancel := context.WithCancel(ctx)
-		d.cancel = cancel
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.watchHeld(watchCtx, period)
-		}()
-	}
-	klog.FromContext(ctx).Info("DRA driver started", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
+	watchCtx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.held.run(watchCtx, period, func() error { return d.publish(watchCtx) })
+	}()
+	klog.FromContext(ctx).Info("DRA driver started; publishing once the kubelet has told which GPUs device-plugin containers hold",
+		"driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(cfg.Devices))
 	return d, nil
 }
 
-// learnHeld asks which GPUs device-plugin containers hold until it gets an
-// answer, so that the first ResourceSlice already leaves them out.
-func (d *Driver) learnHeld(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
-	for {
-		held, err := d.cfg.DevicePluginHolders(ctx)
-		if err == nil {
-			d.setHeld(logger, held)
-			return nil
-		}
-		logger.Error(err, "Cannot tell which GPUs device-plugin containers hold; publishing none until then", "retryAfter", heldRetry)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("learning which GPUs device-plugin containers hold: %w", context.Cause(ctx))
-		case <-time.After(heldRetry):
-		}
+// publish publishes d.resources: it starts the publisher the first time,
+// and updates it afterwards.
+func (d *Driver) publish(ctx context.Context) error {
+	d.pubMu.Lock()
+	defer d.pubMu.Unlock()
+	if d.pub != nil {
+		d.pub.update(d.resources)
+		return nil
 	}
+	checkPeriod := d.cfg.SliceCheckPeriod
+	if checkPeriod <= 0 {
+		checkPeriod = DefaultSliceCheckPeriod
+	}
+	pub, err := startPublisher(ctx, d.cfg.Client, d.cfg.DriverName, d.cfg.NodeName, checkPeriod, d.resources())
+	if err != nil {
+		return fmt.Errorf("publish ResourceSlices: %w", err)
+	}
+	d.pub = pub
+	return nil
 }
 
-// watchHeld asks every period which GPUs device-plugin containers hold and
-// publishes the GPUs they gave back. When it cannot tell, it keeps what it
-// knew: a GPU is published only once it is known to be free.
-func (d *Driver) watchHeld(ctx context.Context, period time.Duration) {
-	logger := klog.FromContext(ctx)
-	ticker := time.NewTicker(period)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		held, err := d.cfg.DevicePluginHolders(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				logger.Error(err, "Cannot tell which GPUs device-plugin containers hold; keeping the last answer")
-			}
-			continue
-		}
-		if d.setHeld(logger, held) {
-			d.pub.update(d.resources)
-		}
+// republish publishes d.resources again if the driver publishes already.
+func (d *Driver) republish() {
+	d.pubMu.Lock()
+	defer d.pubMu.Unlock()
+	if d.pub != nil {
+		d.pub.update(d.resources)
 	}
-}
-
-// setHeld records the GPUs of this node that device-plugin containers hold
-// (IDs of other devices are ignored) and reports whether that changed.
-func (d *Driver) setHeld(logger klog.Logger, held map[string]string) bool {
-	mine := make(map[string]string, len(held))
-	for _, dev := range d.cfg.Devices {
-		if holder, ok := held[dev.UUID]; ok {
-			mine[dev.UUID] = holder
-		}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if maps.Equal(mine, d.held) {
-		return false
-	}
-	for uuid, holder := range d.held {
-		if _, still := mine[uuid]; !still {
-			logger.Info("GPU is no longer held by a device-plugin container, publishing it", "gpu", uuid, "heldBy", holder)
-		}
-	}
-	for uuid, holder := range mine {
-		if _, before := d.held[uuid]; !before {
-			logger.Info("GPU is held by a device-plugin container, leaving it out of the ResourceSlice", "gpu", uuid, "heldBy", holder)
-		}
-	}
-	d.held = mine
-	return true
 }
 
 // Stop stops publishing and unregisters the plugin. The ResourceSlices
@@ -218,7 +194,11 @@ func (d *Driver) setHeld(logger klog.Logger, held map[string]string) bool {
 func (d *Driver) Stop() {
 	d.cancel()
 	d.wg.Wait()
-	d.pub.stop(errors.New("DRA driver was stopped"))
+	d.pubMu.Lock()
+	if d.pub != nil {
+		d.pub.stop(errors.New("DRA driver was stopped"))
+	}
+	d.pubMu.Unlock()
 	d.helper.Stop()
 }
 
@@ -228,15 +208,16 @@ func (d *Driver) Helper() *kubeletplugin.Helper {
 }
 
 // resources are the node's GPUs without the unhealthy ones and those that
-// device-plugin containers hold.
+// device-plugin containers may hold (d.held).
 func (d *Driver) resources() resourceslice.DriverResources {
+	withheld := d.held.withheld()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	leaveOut := make(map[string]bool, len(d.unhealthy)+len(d.held))
+	leaveOut := make(map[string]bool, len(d.unhealthy)+len(withheld))
 	for uuid := range d.unhealthy {
 		leaveOut[uuid] = true
 	}
-	for uuid := range d.held {
+	for uuid := range withheld {
 		leaveOut[uuid] = true
 	}
 	return Resources(d.cfg.NodeName, d.cfg.Devices, leaveOut)
@@ -254,7 +235,7 @@ func (d *Driver) MarkUnhealthy(ctx context.Context, e gpu.HealthEvent) error {
 		}
 	}
 	d.mu.Unlock()
-	d.pub.update(d.resources)
+	d.republish()
 	return nil
 }
 
@@ -302,17 +283,20 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	return prepareResult(results, ids), nil
 }
 
+// checkHealthy refuses GPUs that are unhealthy, and those that
+// device-plugin containers may hold (d.held).
 func (d *Driver) checkHealthy(requests map[string][]string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	var errs []error
 	for request, uuids := range requests {
 		for _, uuid := range uuids {
-			if why, bad := d.unhealthy[uuid]; bad {
+			d.mu.Lock()
+			why, bad := d.unhealthy[uuid]
+			d.mu.Unlock()
+			if bad {
 				errs = append(errs, fmt.Errorf("request %q: GPU %s is unhealthy (%s)", request, uuid, why))
 			}
-			if holder, held := d.held[uuid]; held {
-				errs = append(errs, fmt.Errorf("request %q: GPU %s is still held by device-plugin container %s", request, uuid, holder))
+			if why, held := d.held.refusal(uuid); held {
+				errs = append(errs, fmt.Errorf("request %q: GPU %s %s", request, uuid, why))
 			}
 		}
 	}

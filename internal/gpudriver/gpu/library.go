@@ -55,6 +55,8 @@ func NewMock(profile, seed string) (nvml.Interface, error) {
 			return nil, fmt.Errorf("mock profile %q: device %d has unexpected type %T", profile, i, d)
 		}
 		dev.UUID = DeterministicUUID(seed, i)
+		// A whole GPU; AddMockMIGDevices adds MIG devices.
+		dev.IsMigDeviceHandleFunc = func() (bool, nvml.Return) { return false, nvml.SUCCESS }
 	}
 	addMockEvents(srv)
 	return srv, nil

@@ -14,10 +14,14 @@ driver_args() {
 	# -v=2 adds the checkpoint and health details to the per-claim lines.
 	printf '%s\n' --mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver" -v=2
 	if [[ $mode == dra ]]; then
+		# The kubelets of this host share one device-plugin socket: a DRA
+		# node's restarted kubelet may hand out the device-plugin node's
+		# GPUs (other UUIDs), which would otherwise withhold all of its own.
 		printf '%s\n' --kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi" \
 			--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry" \
 			--healthcheck-address="127.0.0.1:$((HEALTH_PORT_BASE + i))" \
-			--kubelet-podresources-socket="$nd/kubelet/pod-resources/kubelet.sock"
+			--kubelet-podresources-socket="$nd/kubelet/pod-resources/kubelet.sock" \
+			--ignore-foreign-gpu-uuids
 	else
 		printf '%s\n' --device-plugin-dir="$DEVICE_PLUGIN_DIR"
 	fi
