@@ -85,14 +85,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		gpus := nodeGPUs(ctx, node)
 		const extended, templated = 64, 16
 		watch := watchDevices(ctx)
-		template := &resourceapi.ResourceClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
-			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
-			}}}}},
-		}
-		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(spec.ns).Create(ctx, template, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		createGPUTemplate(ctx, spec.ns)
 		var pods []*v1.Pod
 		for i := range extended {
 			pods = append(pods, shortGPUPod(fmt.Sprintf("extended-%02d", i), 2, []string{node}))
@@ -215,21 +208,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 	It("D4 kube-apiserver SIGKILLed during a burst", func(ctx context.Context) {
 		nodes := draNodes(ctx, 1)
 		count := envInt("E2E_DRILL_APISERVER_PODS", 100)
-		var created atomic.Int32
-		done := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(done)
-			for i := range count {
-				pod := shortGPUPod(fmt.Sprintf("burst-%03d", i), 1, nodes)
-				createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
-					_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
-					return err
-				})
-				created.Add(1)
-			}
-		}()
-		Eventually(ctx, created.Load).WithTimeout(2*time.Minute).Should(BeNumerically(">=", count/3), "pods created before the kill")
+		done := createBurst(ctx, spec.ns, "burst", count, 1, nodes, "the kill")
 		By("SIGKILL kube-apiserver, then start it again")
 		clusterCtl(ctx, "signal", "kube-apiserver", "KILL")
 		clusterCtl(ctx, "start", "kube-apiserver")
@@ -275,21 +254,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		count := envInt("E2E_DRILL_APISERVER_PODS", 100)
 		pause := time.Duration(envInt("E2E_DRILL_APISERVER_PAUSE_SECONDS", 8)) * time.Second
 		watch := watchDevices(ctx)
-		var created atomic.Int32
-		done := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(done)
-			for i := range count {
-				pod := shortGPUPod(fmt.Sprintf("pause-%03d", i), 4, nodes)
-				createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
-					_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
-					return err
-				})
-				created.Add(1)
-			}
-		}()
-		Eventually(ctx, created.Load).WithTimeout(2*time.Minute).Should(BeNumerically(">=", count/3), "pods created before the pause")
+		done := createBurst(ctx, spec.ns, "pause", count, 4, nodes, "the pause")
 		// While it is stopped, the scheduler's writes (claims, binding,
 		// status) time out after they may have been stored: the path
 		// that keeps a created claim and its in-flight entry.
@@ -512,6 +477,30 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Expect(maxUsed.Load()).To(BeNumerically("<=", hard), "quota used")
 	})
 })
+
+// createBurst creates count one-GPU pods of the seconds (shortGPUPod), named
+// prefix-NNN, one after the other in the background, retrying while the API
+// server does not answer, and returns once a third of them exist (before
+// the fault named what); the channel is closed when all exist.
+func createBurst(ctx context.Context, ns, prefix string, count, seconds int, nodes []string, what string) <-chan struct{} {
+	GinkgoHelper()
+	var created atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for i := range count {
+			pod := shortGPUPod(fmt.Sprintf("%s-%03d", prefix, i), seconds, nodes)
+			createRetrying(ctx, "pod "+pod.Name, func(ctx context.Context) error {
+				_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+				return err
+			})
+			created.Add(1)
+		}
+	}()
+	Eventually(ctx, created.Load).WithTimeout(2*time.Minute).Should(BeNumerically(">=", count/3), "pods created before %s", what)
+	return done
+}
 
 // envInt is the environment variable as a positive number, or def.
 func envInt(name string, def int) int {

@@ -203,3 +203,17 @@ func createGPUQuota(ctx context.Context, ns string, hard int64) []v1.ResourceNam
 	}).WithTimeout(time.Minute).Should(Equal(len(names)), "the quota controller has not computed the quota")
 	return names
 }
+
+// createGPUTemplate creates the ResourceClaimTemplate "gpu" of the
+// namespace: one GPU of the driver's class.
+func createGPUTemplate(ctx context.Context, ns string) *resourceapi.ResourceClaimTemplate {
+	GinkgoHelper()
+	template, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(ns).Create(ctx, &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+		}}}}},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return template
+}

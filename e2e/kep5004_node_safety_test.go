@@ -31,14 +31,7 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 		if os.Getenv("E2E_CLUSTER_CTL") == "" {
 			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec stops kube-controller-manager (make e2e sets it for the local cluster)")
 		}
-		template := &resourceapi.ResourceClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
-			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
-			}}}}},
-		}
-		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(spec.ns).Create(ctx, template, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		template := createGPUTemplate(ctx, spec.ns)
 		templatePod := func(name, command string) *v1.Pod {
 			pod := shellPod(name)
 			pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": spec.draNode}
@@ -57,7 +50,7 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 		b = runPod(ctx, spec.ns, b)
 		bGPU := visibleDevices(ctx, spec.ns, b.Name)
 		Expect(bGPU).NotTo(Equal(aGPU), "two pods got the same GPU")
-		a, err = cluster.client.CoreV1().Pods(spec.ns).Get(ctx, a.Name, metav1.GetOptions{})
+		a, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, a.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(a.Status.ResourceClaimStatuses).To(HaveLen(1))
 		aClaim := *a.Status.ResourceClaimStatuses[0].ResourceClaimName

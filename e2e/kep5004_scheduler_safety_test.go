@@ -49,25 +49,11 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 		By(fmt.Sprintf("a DeviceClass serving %s and a ResourceSlice of driver %s with %d devices on node %s", resourceName, driver, devices, spec.draNode))
 		_, err := createDriverDeviceClass(ctx, driver, string(resourceName))
 		Expect(err).NotTo(HaveOccurred())
-		slice := &resourceapi.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-hang-"},
-			Spec: resourceapi.ResourceSliceSpec{
-				Driver:   driver,
-				NodeName: spec.draNode,
-				Pool:     resourceapi.ResourcePool{Name: "p", Generation: 1, ResourceSliceCount: 1},
-			},
-		}
+		var hangDevices []resourceapi.Device
 		for i := range devices {
-			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{}})
+			hangDevices = append(hangDevices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{}})
 		}
-		slice, err = cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx context.Context) {
-			err := cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				Fail(fmt.Sprintf("delete ResourceSlice %s: %v", slice.Name, err))
-			}
-		})
+		createNodeSlice(ctx, driver, spec.draNode, hangDevices)
 
 		// expectRefusedAtOnce creates the pod that asks for too many
 		// devices, then a pod that asks for a little CPU on the same node,
@@ -132,27 +118,13 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 		driver := spec.ns + ".slow.example"
 		class, err := createDriverDeviceClass(ctx, driver, "example.com/slow-"+spec.ns)
 		Expect(err).NotTo(HaveOccurred())
-		slice := &resourceapi.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-slow-"},
-			Spec: resourceapi.ResourceSliceSpec{
-				Driver:   driver,
-				NodeName: spec.draNode,
-				Pool:     resourceapi.ResourcePool{Name: "p", Generation: 1, ResourceSliceCount: 1},
-			},
-		}
+		var slowDevices []resourceapi.Device
 		for i := range 32 {
-			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{
+			slowDevices = append(slowDevices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{
 				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"group": {IntValue: ptr.To(int64(i / 16))}},
 			}})
 		}
-		slice, err = cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx context.Context) {
-			err := cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				Fail(fmt.Sprintf("delete ResourceSlice %s: %v", slice.Name, err))
-			}
-		})
+		createNodeSlice(ctx, driver, spec.draNode, slowDevices)
 		group := resourceapi.FullyQualifiedName(driver + "/group")
 		claim := &resourceapi.ResourceClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "slow"},
@@ -296,3 +268,28 @@ profiles:
 		Expect(containerGPUs(ctx, spec.ns, a.Name, "app")).To(Equal(gpus[0]))
 	})
 })
+
+// createNodeSlice publishes the devices for the node as the only slice of
+// pool "p" of the driver, as an admin would for a driver that no kubelet
+// plugin serves: its devices exist for the scheduler only. The slice is
+// deleted when the spec ends.
+func createNodeSlice(ctx context.Context, driver, node string, devices []resourceapi.Device) *resourceapi.ResourceSlice {
+	GinkgoHelper()
+	slice, err := cluster.client.ResourceV1beta1().ResourceSlices().Create(ctx, &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-" + driver + "-"},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver:   driver,
+			NodeName: node,
+			Pool:     resourceapi.ResourcePool{Name: "p", Generation: 1, ResourceSliceCount: 1},
+			Devices:  devices,
+		},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		err := cluster.client.ResourceV1beta1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			Fail(fmt.Sprintf("delete ResourceSlice %s: %v", slice.Name, err))
+		}
+	})
+	return slice
+}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -35,11 +34,7 @@ var _ = Describe("Migration from the device plugin", func() {
 		node := devicePluginNode(ctx)
 		moveNode := func(ctx context.Context, to string) {
 			GinkgoHelper()
-			By("moving node " + node + " to " + to)
-			cmd := exec.CommandContext(ctx, migrate)
-			cmd.Env = append(os.Environ(), "MIGRATE_NODE="+node, "MIGRATE_TO="+to)
-			cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
-			Expect(cmd.Run()).To(Succeed(), "%s with MIGRATE_NODE=%s MIGRATE_TO=%s", migrate, node, to)
+			migrateNode(ctx, migrate, node, to)
 		}
 		gpu := func(n int) map[v1.ResourceName]int { return map[v1.ResourceName]int{gpuResource: n} }
 		total := nodeAllocatable(ctx, node)
