@@ -67,7 +67,7 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 		_, err = cluster.client.CoreV1().Pods(spec.ns).UpdateStatus(ctx, b, metav1.UpdateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		want := fmt.Sprintf(`container "app" uses pod claim "gpu" (spec.resourceClaims[0]) through ResourceClaim %s/%s, which was not prepared for pod b on this node`, spec.ns, aClaim)
+		want := fmt.Sprintf(`container "app" uses pod claim "gpu" (spec.resourceClaims[0]) through ResourceClaim %[1]s/%[2]s, which was not prepared for pod %[1]s/b (UID %[3]s) on this node`, spec.ns, aClaim, b.UID)
 		var restarts int32
 		Eventually(ctx, func() (string, error) {
 			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, b.Name, metav1.GetOptions{})
