@@ -180,17 +180,24 @@ func expectMappedGPUs(ctx context.Context, pod *v1.Pod, claim *resourceapi.Resou
 	return got
 }
 
+// gpuQuotaNames are the three quota names that count each GPU of the
+// driver's class once: requests of the extended resource, requests of the
+// class's implicit name, and the class's devices.
+func gpuQuotaNames() []v1.ResourceName {
+	return []v1.ResourceName{
+		"requests." + gpuResource,
+		v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
+		v1.ResourceName(*className + v1.ResourceClaimsPerClass),
+	}
+}
+
 // createGPUQuota creates the ResourceQuota "gpus" of the namespace with hard
 // GPUs in each of the three names that count them (the extended resource, the
 // implicit name, the class's devices), waits until the quota controller has
 // computed it, and returns the names.
 func createGPUQuota(ctx context.Context, ns string, hard int64) []v1.ResourceName {
 	GinkgoHelper()
-	names := []v1.ResourceName{
-		"requests." + gpuResource,
-		v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
-		v1.ResourceName(*className + ".deviceclass.resource.k8s.io/devices"),
-	}
+	names := gpuQuotaNames()
 	quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{}}}
 	for _, n := range names {
 		quota.Spec.Hard[n] = *resource.NewQuantity(hard, resource.DecimalSI)

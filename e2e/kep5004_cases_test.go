@@ -309,11 +309,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		// Each device counts once in each of the three names that can
 		// limit it: the pods ask by the explicit name, their claims
 		// have devices of the class.
-		names := []v1.ResourceName{
-			"requests." + gpuResource,
-			"requests." + implicit,
-			v1.ResourceName(*className + v1.ResourceClaimsPerClass),
-		}
+		names := gpuQuotaNames()
 		hard := v1.ResourceList{}
 		for _, name := range names {
 			hard[name] = resource.MustParse("2")

@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -92,11 +91,7 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 	})
 
 	It("an in-place resize that adds a cpu request does not charge the GPU twice", func(ctx context.Context) {
-		gpuNames := []v1.ResourceName{
-			"requests." + gpuResource,
-			v1.ResourceName("requests." + resourceapi.ResourceDeviceClassPrefix + *className),
-			v1.ResourceName(*className + v1.ResourceClaimsPerClass),
-		}
+		gpuNames := gpuQuotaNames()
 		hard := v1.ResourceList{v1.ResourceRequestsMemory: resource.MustParse("1Gi")}
 		for _, name := range gpuNames {
 			hard[name] = resource.MustParse("1")
