@@ -4,7 +4,8 @@
 # Regenerates upstream's generated code in a Kubernetes tree with upstream's own
 # generators, offline:
 #   hack/update-codegen.sh  protobuf deepcopy swagger prerelease defaults validation
-#                           conversions register openapi applyconfigs
+#                           conversions register openapi applyconfigs clients listers
+#                           informers
 #   hack/update-openapi-spec.sh   (api/openapi-spec, api/discovery; SPEC=0 skips it)
 #   API compatibility fixtures    (staging/src/k8s.io/api/testdata/HEAD)
 #
@@ -13,7 +14,7 @@
 # What a module-zip tree and this machine lack is supplied around the tree and
 # removed afterwards: a protoc answering upstream's version check (Debian's 3.21.12
 # writes the same bytes as upstream's PROTOC_VERSION), gogo.proto, goimports, and the pinned etcd.
-# Clients, listers and informers are not regenerated: the series adds no kind.
+# Clients, listers and informers are regenerated too: the series serves resource.k8s.io/v1.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gomod.sh"
 
 [[ -d $TREE/hack ]] || die "no Kubernetes tree at $TREE" "run make patches-apply first"
@@ -61,6 +62,9 @@ log "preparing the generators of the tree"
 	k8s.io/code-generator/cmd/register-gen \
 	k8s.io/code-generator/cmd/applyconfiguration-gen \
 	k8s.io/code-generator/cmd/validation-gen \
+	k8s.io/code-generator/cmd/client-gen \
+	k8s.io/code-generator/cmd/lister-gen \
+	k8s.io/code-generator/cmd/informer-gen \
 	k8s.io/kube-openapi/cmd/openapi-gen) ||
 	die "building the tree's code generators failed (see the go errors above)"
 tree_gogo=$(awk '$1 == "github.com/gogo/protobuf" { print $2; exit }' "$TREE/go.mod")
@@ -87,7 +91,7 @@ fi
 export GOTOOLCHAIN=local
 export PATH="$CODEGEN/shim:$CODEGEN/bin:$PATH"
 
-generators=(protobuf deepcopy swagger prerelease defaults validation conversions register openapi applyconfigs)
+generators=(protobuf deepcopy swagger prerelease defaults validation conversions register openapi applyconfigs clients listers informers)
 log "running hack/update-codegen.sh ${generators[*]}"
 (cd "$TREE" && bash hack/update-codegen.sh "${generators[@]}") ||
 	die "hack/update-codegen.sh ${generators[*]} failed (see its output above)"
