@@ -117,7 +117,7 @@ driver-image: ## Build the example driver image as an OCI archive (DOCKER=1: doc
 staging: ## Export the patched k8s.io staging modules as v0.33.13-draext.N into a file module proxy (_output/staging)
 	@bash scripts/build/staging.sh
 
-staging-sums: ## Export, then rewrite the draext lines of e2e/ and staging/example/ go.sum (commit them)
+staging-sums: ## Export, then rewrite the draext lines of e2e/, staging/example/ and compat/draextside/ go.sum (commit them)
 	@bash scripts/build/staging.sh --sums
 
 release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (ctr import, docker load), overlays, kubeadm config, README, SHA256SUMS; no Docker

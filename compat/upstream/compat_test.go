@@ -1,14 +1,28 @@
 // Copyright 2026 The draext Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package upstream checks wire compatibility of the draext API additions with
-// stock upstream client types: objects serialized by the patched v1.33 tree
-// must decode with k8s.io/api of a release that has KEP-5004 natively (see
-// go.mod), with the same JSON names and protobuf field numbers.
+// Package upstream checks wire compatibility of the draext API with stock
+// upstream client types: k8s.io/api of releases that have KEP-5004 and
+// resource.k8s.io/v1 natively. go.mod pins v0.34; go.v035.mod, go.v036.mod
+// and go.v037.mod, used with -modfile, the newer minors (make test runs all).
 //
-// Two sources are decoded, each in JSON and protobuf: the API compatibility
-// fixtures of the patched tree (staging/src/k8s.io/api/testdata/HEAD, every
-// field filled by its round-trip tests), and objects as a patched
+//   - KEP-5004 fields (this file): DeviceClass v1beta1, v1beta2 and v1
+//     spec.extendedResourceName and Pod status.extendedResourceClaimStatus
+//     decode with the same JSON names and protobuf field numbers.
+//   - resource.k8s.io/v1, draext to stock (v1_test.go): every kind, JSON
+//     (strictly) and protobuf, decodes with stock types and gives back the
+//     object draext wrote.
+//   - resource.k8s.io/v1 types (fields_test.go): every field of draext's
+//     types.go is in stock with the same JSON and protobuf tags; the fields
+//     only stock has are listed ($DRAEXT_COMPAT_REPORT).
+//   - resource.k8s.io/v1, stock to draext (reverse_test.go): random stock
+//     objects, limited to the fields draext has, decode with draext's types
+//     (compat/draextside, built on the exported staging modules) and give back
+//     what stock wrote.
+//
+// draext's side comes from two sources, each in JSON and protobuf: the API
+// compatibility fixtures of the patched tree (staging/src/k8s.io/api/testdata/
+// HEAD, every field filled by its round-trip tests), and objects as a patched
 // kube-apiserver served them, saved by the series' integration test in
 // $DRAEXT_WIRE_DIR.
 package upstream
@@ -21,20 +35,18 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
 // fixtureDir is where the patched tree keeps its HEAD fixtures.
 func fixtureDir(t *testing.T) string {
 	t.Helper()
-	tree := os.Getenv("KUBE_TREE")
-	if tree == "" {
-		tree = filepath.Join("..", "..", "_output", "kubernetes")
-	}
-	dir := filepath.Join(tree, "staging", "src", "k8s.io", "api", "testdata", "HEAD")
+	dir := filepath.Join(kubeTree(t), "staging", "src", "k8s.io", "api", "testdata", "HEAD")
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("no fixtures of a patched tree at %s (run make patches-apply, or set KUBE_TREE): %v", dir, err)
 	}
@@ -43,23 +55,25 @@ func fixtureDir(t *testing.T) string {
 
 // kind is one API kind whose KEP-5004 field is checked.
 type kind struct {
-	file   string // <file>.json and <file>.pb
-	newObj func() runtime.Object
-	path   []string // of the KEP-5004 field in the JSON object
+	file string // <file>.json and <file>.pb
+	gvk  schema.GroupVersionKind
+	path []string // of the KEP-5004 field in the JSON object
 }
 
 var (
-	deviceClassV1beta1 = kind{file: "resource.k8s.io.v1beta1.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta1.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}}
-	deviceClassV1beta2 = kind{file: "resource.k8s.io.v1beta2.DeviceClass", newObj: func() runtime.Object { return &resourcev1beta2.DeviceClass{} }, path: []string{"spec", "extendedResourceName"}}
-	pod                = kind{file: "core.v1.Pod", newObj: func() runtime.Object { return &corev1.Pod{} }, path: []string{"status", "extendedResourceClaimStatus"}}
-	podStatusResult    = kind{file: "core.v1.PodStatusResult", newObj: func() runtime.Object { return &corev1.PodStatusResult{} }, path: []string{"status", "extendedResourceClaimStatus"}}
+	deviceClassV1beta1 = kind{file: "resource.k8s.io.v1beta1.DeviceClass", gvk: resourcev1beta1.SchemeGroupVersion.WithKind("DeviceClass"), path: []string{"spec", "extendedResourceName"}}
+	deviceClassV1beta2 = kind{file: "resource.k8s.io.v1beta2.DeviceClass", gvk: resourcev1beta2.SchemeGroupVersion.WithKind("DeviceClass"), path: []string{"spec", "extendedResourceName"}}
+	deviceClassV1      = kind{file: "resource.k8s.io.v1.DeviceClass", gvk: resourcev1.SchemeGroupVersion.WithKind("DeviceClass"), path: []string{"spec", "extendedResourceName"}}
+	pod                = kind{file: "core.v1.Pod", gvk: corev1.SchemeGroupVersion.WithKind("Pod"), path: []string{"status", "extendedResourceClaimStatus"}}
+	// Gone from stock k8s.io/api v0.37: skipped there.
+	podStatusResult = kind{file: "core.v1.PodStatusResult", gvk: corev1.SchemeGroupVersion.WithKind("PodStatusResult"), path: []string{"status", "extendedResourceClaimStatus"}}
 )
 
 // TestUpstreamClientsDecodeDraextFixtures decodes the API compatibility
 // fixtures of the patched tree.
 func TestUpstreamClientsDecodeDraextFixtures(t *testing.T) {
 	dir := fixtureDir(t)
-	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, pod, podStatusResult} {
+	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, deviceClassV1, pod, podStatusResult} {
 		t.Run(k.file, func(t *testing.T) { checkDecodes(t, dir, k) })
 	}
 }
@@ -72,7 +86,7 @@ func TestUpstreamClientsDecodeObjectsServedByDraext(t *testing.T) {
 	if dir == "" {
 		t.Skip("DRAEXT_WIRE_DIR is not set: run the series' integration test with it first (make test does)")
 	}
-	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, pod} {
+	for _, k := range []kind{deviceClassV1beta1, deviceClassV1beta2, deviceClassV1, pod} {
 		t.Run(k.file, func(t *testing.T) { checkDecodes(t, dir, k) })
 	}
 }
@@ -80,11 +94,16 @@ func TestUpstreamClientsDecodeObjectsServedByDraext(t *testing.T) {
 // checkDecodes decodes <dir>/<file>.json and .pb with upstream types and
 // requires the KEP-5004 field to come out as it is in the JSON file.
 func checkDecodes(t *testing.T, dir string, k kind) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, resourcev1beta1.AddToScheme, resourcev1beta2.AddToScheme} {
-		if err := add(scheme); err != nil {
+	scheme := newScheme(t)
+	newObj := func() runtime.Object {
+		obj, err := scheme.New(k.gvk)
+		if runtime.IsNotRegisteredError(err) {
+			t.Skipf("stock k8s.io/api %s has no %v", stockVersion(), k.gvk)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+		return obj
 	}
 	jsonData, err := os.ReadFile(filepath.Join(dir, k.file+".json"))
 	if err != nil {
@@ -96,7 +115,7 @@ func checkDecodes(t *testing.T, dir string, k kind) {
 	}
 
 	// JSON: decode with upstream types, encode again, same field.
-	obj := k.newObj()
+	obj := newObj()
 	if err := json.Unmarshal(jsonData, obj); err != nil {
 		t.Fatalf("upstream types cannot decode %s.json: %v", k.file, err)
 	}
@@ -109,7 +128,7 @@ func checkDecodes(t *testing.T, dir string, k kind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoded, _, err := protobuf.NewSerializer(scheme, scheme).Decode(pbData, nil, k.newObj())
+	decoded, _, err := protobuf.NewSerializer(scheme, scheme).Decode(pbData, nil, newObj())
 	if err != nil {
 		t.Fatalf("upstream types cannot decode %s.pb: %v", k.file, err)
 	}

@@ -25,6 +25,7 @@ if proc_alive kube-apiserver && [[ -f $KUBECONFIG_FILE ]]; then
 fi
 
 for ((i = nodes; i >= 1; i--)); do
+	proc_stop "stockdriver$i"
 	proc_stop "draext-gpu$i"
 	proc_stop "kubelet$i"
 	sock=$(node_run "$i")/containerd.sock

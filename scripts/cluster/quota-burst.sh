@@ -14,7 +14,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 [[ $PODS =~ ^[1-9][0-9]*$ ]] || die "PODS must be a positive number, not '$PODS'"
 CLASS=gpu.draext.dev
 if [[ -z $GPUS ]]; then
-	GPUS=$(kubectl_ get resourceslices -o jsonpath='{range .items[*]}{range .spec.devices[*]}x{"\n"}{end}{end}' | grep -c x) ||
+	# Only the example driver's GPUs: the stock-library driver's mock GPUs
+	# (compat/stockdriver) belong to another class.
+	GPUS=$(kubectl_ get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="gpu.draext.dev")]}{range .spec.devices[*]}x{"\n"}{end}{end}' | grep -c x) ||
 		die "the cluster publishes no DRA devices (kubectl get resourceslices)"
 fi
 [[ $GPUS =~ ^[1-9][0-9]*$ ]] || die "GPUS must be a positive number, not '$GPUS'"

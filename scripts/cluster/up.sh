@@ -2,20 +2,23 @@
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
 # make up: a local Kubernetes cluster of the patched binaries on this host,
-# without Docker, on 127.0.0.x, in four phases (scripts/cluster/phases/):
+# without Docker, on 127.0.0.x, in five phases (scripts/cluster/phases/):
 #   pki            the CA, certificates and kubeconfigs
 #   control-plane  etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #   nodes          per node a containerd (CDI on) and a kubelet (templates/)
 #   driver         the example GPU driver with mock GPUs: DRA on node 1 (and
 #                  every node but the last), the classic device plugin
 #                  (nvidia.com/gpu) on the last node when NODES >= 2
+#   stockdriver    a mock-GPU driver built only on stock published libraries
+#                  (compat/stockdriver) on every node, its DeviceClass
+#                  created through resource.k8s.io/v1 (STOCK_DRIVER=0: none)
 # Its knobs (NODES, DRIVER, FEATURE_GATES, KUBELET_FEATURE_GATES, KBIN,
 # MOCK_PROFILE, ...) are declared in scripts/lib/config.sh. A second run on a
 # running cluster does nothing; a component that died is reported with its
 # log and started again. Every process is kept by scripts/lib/proc.sh:
 # scripts/cluster/ctl.sh lists, stops, signals and restarts them by name.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
-for f in pki control-plane nodes driver; do
+for f in pki control-plane nodes driver stockdriver; do
 	# shellcheck source=/dev/null # one phase each
 	source "$DRAEXT_ROOT/scripts/cluster/phases/$f.sh"
 done
@@ -114,6 +117,7 @@ phase_pki
 phase_control_plane
 phase_nodes
 phase_driver
+phase_stockdriver
 
 phase "cluster up: $NODES node(s), feature gates $FEATURE_GATES, kubelets also $KUBELET_FEATURE_GATES"
 cat >&2 <<EOF

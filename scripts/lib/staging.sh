@@ -12,7 +12,7 @@ STAGING_SUMS=$STAGING_DIR/go.sum
 # The modules users ask for; the staging modules they require come along.
 STAGING_ROOTS=(k8s.io/api k8s.io/apimachinery k8s.io/client-go k8s.io/dynamic-resource-allocation)
 # Modules of this repository that build against the export.
-STAGING_CONSUMERS=(e2e staging/example)
+STAGING_CONSUMERS=(e2e staging/example compat/draextside)
 
 # staging_module_version: v0.33.13-draext.<N>.
 staging_module_version() {
@@ -43,9 +43,14 @@ staging_go() {
 }
 
 # staging_env COMMAND ARGS...: COMMAND with the Go environment of staging_go,
-# for tools that run go themselves (golangci-lint).
+# for tools that run go themselves (golangci-lint). go's module index
+# (GOCACHE) is keyed by a module's directory in the module cache, not its
+# content: after a new export under the same version it would still list an
+# earlier export's packages ("no required module provides package
+# k8s.io/api/resource/v1"), so it is off (GODEBUG=goindex=0).
 staging_env() {
 	local nosumdb
 	nosumdb=$(find "$STAGING_PROXY" -path '*/@v/list' | sed "s|^$STAGING_PROXY/||; s|/@v/list$||" | sort | paste -sd, -)
-	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" "$@"
+	GOWORK=off GOPROXY="file://$STAGING_PROXY,$(go env GOPROXY)" GONOSUMDB="$nosumdb${GONOSUMDB:+,$GONOSUMDB}" \
+		GODEBUG="goindex=0${GODEBUG:+,$GODEBUG}" "$@"
 }

@@ -16,8 +16,12 @@
 #     pkg/scheduler/..., scheduler_perf's DRA workloads, and *Concurrent* tests
 #     under -race). Integration packages
 #     (test/integration/...) get the pinned etcd, built by scripts/build/install-etcd.sh;
-#  6. wire compatibility (compat/upstream): stock k8s.io/api v0.34 decodes the
-#     patched tree's API fixtures and the objects its apiserver served in step 5;
+#  6. wire compatibility (compat/upstream), against stock k8s.io/api v0.34, v0.35,
+#     v0.36 and v0.37 (go.mod, go.v03N.mod): stock decodes the patched tree's API
+#     fixtures and the objects its apiserver served in step 5, every field of its
+#     resource.k8s.io/v1 types is in stock with the same tags, and its types
+#     (compat/draextside, on the staging modules, exported here) decode what stock
+#     writes; the stock fields it lacks go to _output/compat/resource-v1-stock-fields.md;
 #  7. the staging modules: make staging (exported twice, byte-identical), the
 #     consumers' go.sum checked against it, staging/example built and tested,
 #     the e2e suite vetted against it; both linted with golangci-lint;
@@ -96,10 +100,27 @@ else
 	fi
 fi
 
-step 6 "wire compatibility: upstream k8s.io/api decodes what the patched tree writes"
+step 6 "wire compatibility: stock k8s.io/api v0.34-v0.37 and the patched tree, both ways"
+# The reverse direction (compat/draextside: draext's types decode what stock
+# writes) builds on the exported staging modules: export them now when stale;
+# step 7 checks the export again and that it is reproducible.
+"$DRAEXT_ROOT/scripts/build/staging.sh"
 wire_env=()
 [[ -n $(ls -A "$OUTPUT_DIR/wire" 2>/dev/null) ]] && wire_env=(DRAEXT_WIRE_DIR="$OUTPUT_DIR/wire")
-(cd "$DRAEXT_ROOT/compat/upstream" && env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" GOWORK=off go test -count=1 -v ./...)
+compat_report=$OUTPUT_DIR/compat/resource-v1-stock-fields.md
+rm -f "$compat_report"
+mkdir -p "${compat_report%/*}"
+for modfile in go.mod go.v035.mod go.v036.mod go.v037.mod; do
+	stock=$(awk '$1 == "k8s.io/api" { print $2 }' "$DRAEXT_ROOT/compat/upstream/$modfile")
+	info "compat/upstream against stock k8s.io/api $stock ($modfile)"
+	(cd "$DRAEXT_ROOT/compat/upstream" && staging_env env KUBE_TREE="$KUBE_TREE" "${wire_env[@]}" DRAEXT_COMPAT_REPORT="$compat_report" \
+		go test -modfile="$modfile" -count=1 ./...) ||
+		die "compat/upstream failed against stock k8s.io/api $stock (see above)" \
+			"where draext's resource.k8s.io/v1 disagrees with stock, the series changes, not the test"
+done
+golangci_lint compat/draextside staging_env
+lacks=$(awk '/^## k8s.io\/api / { v = $3 } /field\(s\) of stock that draext lacks/ { printf "%s%s: %s", sep, v, $1; sep = ", " }' "$compat_report")
+info "stock resource.k8s.io/v1 fields that draext lacks: $lacks (list: ${compat_report#"$DRAEXT_ROOT"/})"
 
 step 7 "staging modules: export, reproducibility, staging/example, e2e vet and lint"
 "$DRAEXT_ROOT/scripts/build/staging.sh" --verify
@@ -152,8 +173,8 @@ else
 		die "a local cluster is already running: make down first (the test needs its own)"
 	fi
 	# Two nodes, drivers as host processes: DRA on one, the device plugin on the other.
-	cluster_check cluster,gates,driver,device-plugin,podresources,restart,admin,scheduler-metrics NODES=2 DRIVER=host
+	cluster_check cluster,gates,driver,device-plugin,podresources,restart,admin,scheduler-metrics,stock-driver NODES=2 DRIVER=host
 	# One node, the driver deployed from overlays/ as a DaemonSet with its image.
-	cluster_check cluster,gates,driver,podresources,restart,daemonset,admin,scheduler-metrics NODES=1 DRIVER=daemonset
+	cluster_check cluster,gates,driver,podresources,restart,daemonset,admin,scheduler-metrics,stock-driver NODES=1 DRIVER=daemonset
 fi
 log "make test: all steps passed ($(($(now_s) - start))s)"

@@ -9,7 +9,7 @@
 #                  start with the Apache-2.0 SPDX header (see LICENSE)
 #   ShellCheck     scripts/, kind/ and .ci/ at severity warning, with Debian's
 #                  ShellCheck $SHELLCHECK_VERSION (installed with apt when missing)
-#   golangci-lint  the main module and compat/upstream with .golangci.yml
+#   golangci-lint  the main module, compat/upstream and compat/stockdriver with .golangci.yml
 #                  ($GOLANGCI_LINT_VERSION, built into _output/tools once);
 #                  e2e/ and staging/example need the exported staging
 #                  modules, so make test lints them after exporting them
@@ -53,11 +53,14 @@ log "[verify] golangci-lint"
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 golangci_lint .
 golangci_lint compat/upstream
+golangci_lint compat/stockdriver
 
 log "[verify] logcheck"
 logcheck=$(go_tool logcheck sigs.k8s.io/logtools/logcheck "$LOGCHECK_VERSION")
 GOWORK=off "$logcheck" -check-contextual -check-structured ./cmd/draext-gpu/... ./internal/gpudriver/... ||
 	die "logcheck: the example driver must log contextually (klog.FromContext, logger.Info with key/value pairs)"
+(cd "$DRAEXT_ROOT/compat/stockdriver" && GOWORK=off "$logcheck" -check-contextual -check-structured ./...) ||
+	die "logcheck: compat/stockdriver must log contextually (klog.FromContext, logger.Info with key/value pairs)"
 
 log "[verify] patches table"
 series_tool table-check "$PATCH_DIR" "$DRAEXT_ROOT/docs/patches.md" ||

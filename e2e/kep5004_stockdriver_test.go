@@ -1,0 +1,185 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// The mock-GPU driver built only on stock published modules
+// (compat/stockdriver, started by scripts/cluster/phases/stockdriver.sh):
+// what it publishes, and what it hands a container through CDI.
+var stockDriverName = flag.String("stock-driver", envOr("DRAEXT_STOCK_DRIVER", "mock-gpu.stock.draext.dev"),
+	"DRA driver name of the mock-GPU driver built on stock libraries (compat/stockdriver)")
+
+const (
+	// stockEnvPrefix starts the variables the stock driver's CDI devices
+	// set: MOCK_GPU_<DEVICE>=<device> per mock GPU, and stockDriverEnv.
+	stockEnvPrefix = "MOCK_GPU_"
+	stockDriverEnv = "MOCK_GPU_DRIVER"
+	// stockEnvEnd ends what the pod prints (the variables come before it).
+	stockEnvEnd = "STOCK-ENV-END"
+)
+
+// stockDriverSlices are the stock driver's ResourceSlices, read through
+// resource.k8s.io/v1; the spec is skipped (failed with E2E_REQUIRE naming
+// stock-driver) when v1 is not served or the driver does not run.
+func stockDriverSlices(ctx context.Context) []resourcev1.ResourceSlice {
+	GinkgoHelper()
+	list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		skipOrFail("stock-driver", "kube-apiserver does not serve resource.k8s.io/v1 (--runtime-config=resource.k8s.io/v1=true)")
+	}
+	Expect(err).NotTo(HaveOccurred())
+	var out []resourcev1.ResourceSlice
+	for _, s := range list.Items {
+		if s.Spec.Driver == *stockDriverName {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		skipOrFail("stock-driver", fmt.Sprintf("no ResourceSlice of driver %s: the driver built on stock libraries does not run in this cluster (scripts/cluster/phases/stockdriver.sh starts it)", *stockDriverName))
+	}
+	return out
+}
+
+// createV1DeviceClass creates, through resource.k8s.io/v1 with strict field
+// validation, a DeviceClass of the driver's devices that serves
+// extendedResourceName, and deletes it after the spec.
+func createV1DeviceClass(ctx context.Context, driver string, extendedResourceName v1.ResourceName) string {
+	GinkgoHelper()
+	class := &resourcev1.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-"},
+		Spec: resourcev1.DeviceClassSpec{
+			Selectors:            []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", driver)}}},
+			ExtendedResourceName: ptr.To(string(extendedResourceName)),
+		},
+	}
+	created, err := cluster.client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	Expect(err).NotTo(HaveOccurred(), "creating a DeviceClass through resource.k8s.io/v1")
+	DeferCleanup(func(ctx context.Context) {
+		Expect(cluster.client.ResourceV1().DeviceClasses().Delete(ctx, created.Name, metav1.DeleteOptions{})).To(Succeed())
+	})
+	Expect(ptr.Deref(created.Spec.ExtendedResourceName, "")).To(Equal(string(extendedResourceName)), "spec.extendedResourceName of the DeviceClass %s as resource.k8s.io/v1 returned it", created.Name)
+	return created.Name
+}
+
+// stockEnv is what the pod's container printed: its MOCK_GPU_* variables.
+func stockEnv(ctx context.Context, ns, pod string) map[string]string {
+	GinkgoHelper()
+	env := map[string]string{}
+	Eventually(ctx, func() (bool, error) {
+		logs, err := cluster.client.CoreV1().Pods(ns).GetLogs(pod, &v1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		lines := strings.Split(string(logs), "\n")
+		clear(env)
+		for _, line := range lines {
+			if name, value, ok := strings.Cut(line, "="); ok && strings.HasPrefix(name, stockEnvPrefix) {
+				env[name] = value
+			}
+		}
+		return slices.Contains(lines, stockEnvEnd), nil
+	}).WithTimeout(30*time.Second).Should(BeTrue(), "pod %s/%s printed no %s line", ns, pod, stockEnvEnd)
+	return env
+}
+
+var _ = Describe("A DRA driver built only on stock published libraries", Label("stock-driver"), func() {
+	It("serves an unchanged pod the extended resource of a DeviceClass created through resource.k8s.io/v1", func(ctx context.Context) {
+		requireGate("DRAExtendedResource")
+		stockSlices := stockDriverSlices(ctx)
+		for _, s := range stockSlices {
+			library := "unknown"
+			if len(s.Spec.Devices) > 0 {
+				if v := s.Spec.Devices[0].Attributes["library"].StringValue; v != nil {
+					library = *v
+				}
+			}
+			GinkgoWriter.Printf("node %s: %d devices of %s, k8s.io/dynamic-resource-allocation %s\n", ptr.Deref(s.Spec.NodeName, ""), len(s.Spec.Devices), *stockDriverName, library)
+		}
+		ns := newNamespace(ctx)
+		// Its own name: the class of phases/stockdriver.sh serves mock.draext.dev/gpu.
+		name := v1.ResourceName("mock.draext.dev/" + ns)
+		class := createV1DeviceClass(ctx, *stockDriverName, name)
+
+		By(fmt.Sprintf("an unchanged pod asking for %s: 1 (class %s)", name, class))
+		pod := shellPod("stock")
+		pod.Spec.Containers[0].Command = []string{"sh", "-c", "env | grep '^" + stockEnvPrefix + "'; echo " + stockEnvEnd + "; sleep 3600"}
+		one := v1.ResourceList{name: resource.MustParse("1")}
+		pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: one, Limits: one}
+		pod = runPod(ctx, ns, pod)
+
+		By("the pod's status names its extended resource claim")
+		pod, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		status := pod.Status.ExtendedResourceClaimStatus
+		Expect(status).NotTo(BeNil(), "pod %s has no extendedResourceClaimStatus", pod.Name)
+		Expect(status.ResourceClaimName).NotTo(BeEmpty())
+		var request string
+		for _, m := range status.RequestMappings {
+			if m.ContainerName == "app" && m.ResourceName == string(name) {
+				request = m.RequestName
+			}
+		}
+		Expect(request).NotTo(BeEmpty(), "no request mapping for container app, resource %s: %+v", name, status.RequestMappings)
+
+		By("the claim " + status.ResourceClaimName + ", read through resource.k8s.io/v1, holds one mock GPU of the pod's node")
+		claim, err := cluster.client.ResourceV1().ResourceClaims(ns).Get(ctx, status.ResourceClaimName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(claim.Annotations).To(HaveKeyWithValue(resourcev1.ExtendedResourceClaimAnnotation, "true"))
+		Expect(metav1.IsControlledBy(claim, pod)).To(BeTrue(), "claim %s is controlled by pod %s", claim.Name, pod.Name)
+		Expect(claim.Status.Allocation).NotTo(BeNil(), "claim %s is not allocated", claim.Name)
+		results := claim.Status.Allocation.Devices.Results
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Driver).To(Equal(*stockDriverName))
+		Expect(results[0].Request).To(Equal(request), "the request of the status mapping")
+		Expect(results[0].Pool).To(Equal(pod.Spec.NodeName), "allocated from the pod's node")
+		var nodeDevices []string
+		for _, s := range stockSlices {
+			if ptr.Deref(s.Spec.NodeName, "") == pod.Spec.NodeName {
+				for _, d := range s.Spec.Devices {
+					nodeDevices = append(nodeDevices, d.Name)
+				}
+			}
+		}
+		Expect(nodeDevices).To(ContainElement(results[0].Device), "a device of the stock driver's slice of node %s", pod.Spec.NodeName)
+
+		By("the container got that mock GPU, and only it, from the stock driver's CDI spec")
+		env := stockEnv(ctx, ns, pod.Name)
+		Expect(env).To(HaveKeyWithValue(stockDriverEnv, *stockDriverName))
+		delete(env, stockDriverEnv)
+		Expect(env).To(HaveLen(1), "one MOCK_GPU_<DEVICE> variable")
+		Expect(env).To(ContainElement(results[0].Device))
+
+		cdiDir := os.Getenv("E2E_CDI_DIR")
+		if cdiDir != "" {
+			Expect(cdiSpecs(cdiDir, string(claim.UID))).NotTo(BeEmpty(), "the stock driver's CDI spec of claim %s", claim.Name)
+		}
+		By("deleting the pod removes its claim" + map[bool]string{true: " and the CDI spec", false: ""}[cdiDir != ""])
+		Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(ctx, func() error {
+			_, err := cluster.client.ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
+			return err
+		}).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound), "claim %s is not deleted", claim.Name)
+		if cdiDir != "" {
+			Eventually(func() []string { return cdiSpecs(cdiDir, string(claim.UID)) }).WithTimeout(30*time.Second).Should(BeEmpty(), "the stock driver's CDI spec of claim %s", claim.Name)
+		}
+	})
+})
