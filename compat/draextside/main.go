@@ -95,6 +95,10 @@ func decode(scheme *runtime.Scheme, name string, data []byte) (runtime.Object, e
 // decodeJSONStrict decodes into the type that apiVersion and kind name, as
 // the apiserver does with strict field validation: case-sensitive, and an
 // unknown or duplicate field is an error.
+//
+// compat/upstream/v1_test.go has the same function: the two modules build on
+// different k8s.io/apimachinery (stock and draext's export), so they cannot
+// share a package; keep both in step.
 func decodeJSONStrict(scheme *runtime.Scheme, data []byte) (runtime.Object, error) {
 	var typeMeta runtime.TypeMeta
 	if err := json.Unmarshal(data, &typeMeta); err != nil {

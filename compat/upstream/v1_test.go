@@ -104,6 +104,10 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // decodeJSONStrict decodes into the type that apiVersion and kind name, as
 // the apiserver does with strict field validation: case-sensitive, and an
 // unknown or duplicate field is an error.
+//
+// compat/draextside/main.go has the same function: the two modules build on
+// different k8s.io/apimachinery (stock and draext's export), so they cannot
+// share a package; keep both in step.
 func decodeJSONStrict(scheme *runtime.Scheme, data []byte) (runtime.Object, error) {
 	var typeMeta runtime.TypeMeta
 	if err := json.Unmarshal(data, &typeMeta); err != nil {
