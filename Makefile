@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -104,6 +104,10 @@ build: ## Build patched binaries into _output/bin (WHAT="kubelet kubectl" for a 
 
 build-base: ## Build unpatched v1.33.13 (worktree at the tag) into _output/base/bin, for make up KBIN= and upgrade-test
 	@BASE=1 WHAT="$${WHAT:-kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl}" bash scripts/build/build.sh
+
+build-upstream: ## Build a stock release of any minor from the Go module proxy (VERSION=v1.34.4) into _output/upstream/VERSION/bin, for make up KBIN=
+	@test -n "$(VERSION)" || { echo "make build-upstream: set VERSION, e.g. VERSION=v1.34.4" >&2; exit 2; }
+	@UPSTREAM="$(VERSION)" WHAT="$${WHAT:-kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl}" bash scripts/build/build.sh
 
 check-gates: ## Check that the built server binaries accept --feature-gates=DRAExtendedResource=true
 	@bash scripts/build/check-gates.sh

@@ -8,11 +8,19 @@
 #   BASE=1                   make build-base: the unpatched base instead, from a
 #                            worktree at the tag (BASE_TREE) into BASE_BIN_DIR,
 #                            version v<GIT_TAG>, checked to reject the gate
+#   UPSTREAM=v1.34.4         make build-upstream: a stock release of any minor,
+#                            assembled from the Go module proxy into
+#                            UPSTREAM_DIR/<version>/kubernetes, built into
+#                            UPSTREAM_DIR/<version>/bin; from 1.34 the binaries
+#                            must accept the gate (upstream has it), before
+#                            that refuse it
 #
 # Incremental: a binary whose inputs (tree commit, uncommitted changes and
 # untracked files, version, Go version, flags) did not change since its last
 # build is skipped.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gomod.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/upstream.sh"
 
 ALL=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubeadm)
 # Statically linked like upstream's release binaries; the kubelet keeps cgo.
@@ -23,7 +31,34 @@ for w in "${what[@]}"; do
 done
 
 TAG=$(git_tag)
-if [[ $BASE == 1 ]]; then
+if [[ -n $UPSTREAM ]]; then
+	# make build-upstream: a stock release of any minor, assembled from the Go
+	# module proxy into a tree of its own (never the series' tree).
+	[[ $UPSTREAM =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || die "VERSION=$UPSTREAM is not a Kubernetes release" "use a version such as v1.34.4"
+	upstream_minor=${BASH_REMATCH[1]}
+	TAG=$UPSTREAM
+	TREE_DIR=$UPSTREAM_DIR/$UPSTREAM/kubernetes
+	if ! git -C "$TREE_DIR" rev-parse -q --verify "refs/tags/$UPSTREAM" >/dev/null 2>&1; then
+		need_base_tools
+		rm -rf "$TREE_DIR" "$TREE_DIR.partial"
+		mkdir -p "${TREE_DIR%/*}"
+		log "assembling upstream $UPSTREAM from the Go module proxy"
+		assemble_from_proxy "$UPSTREAM" "$(series_tool staging-version "$UPSTREAM")" "$TREE_DIR.partial"
+		commit_assembled "$TREE_DIR.partial" "$UPSTREAM"
+		mv "$TREE_DIR.partial" "$TREE_DIR"
+	elif [[ -n $(git -C "$TREE_DIR" status --porcelain) ]]; then
+		die "${TREE_DIR#"$DRAEXT_ROOT"/} has changes: a stock build is built from the release as published" \
+			"remove the tree (rm -rf $TREE_DIR) and run make build-upstream VERSION=$UPSTREAM again"
+	fi
+	want_go=$(awk '$1 == "go" { print $2; exit }' "$TREE_DIR/go.mod")
+	if ! printf '%s\n%s\n' "$want_go" "$(go env GOVERSION | sed 's/^go//')" | sort -C -V; then
+		die "$UPSTREAM needs Go $want_go (its go.mod), this machine has $(go env GOVERSION)" "install a newer Go, or build an older release"
+	fi
+	OUT_DIR=$UPSTREAM_DIR/$UPSTREAM/bin VERSION=$UPSTREAM
+	# DRAExtendedResource exists from 1.34 (alpha), locked to true from 1.37.
+	EXPECT=rejected
+	[[ $upstream_minor -lt 34 ]] || EXPECT=accepted
+elif [[ $BASE == 1 ]]; then
 	# The pristine tag of the upstream tree, in a worktree of its own, so that
 	# the patched tree and its branch are never touched.
 	"$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"

@@ -51,18 +51,38 @@ else
 		[[ -x $KBIN/$b ]] || die "missing in KBIN=$KBIN: $b"
 	done
 fi
-# Stock binaries (make build-base) do not know DRAExtendedResource: the
-# default gates go without it, and the DeviceClass without extendedResourceName.
+# What the binaries are decides the gates and API versions of the cluster:
+#   patched (make build)                       the default gates, resource.k8s.io/v1 next to the betas
+#   stock v1.33 (make build-base)              no DRAExtendedResource (they refuse it), no v1,
+#                                              DeviceClass without extendedResourceName
+#   stock v1.34 and later (make build-upstream) the default gates the release still knows (a
+#                                              removed gate stops a component; the ones we set
+#                                              are set true, so a gate locked to true is fine),
+#                                              and the resource.k8s.io versions it serves
 STOCK=0
+RUNTIME_CONFIG=resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true
+kbin_version=$("$KBIN/kube-apiserver" --version 2>/dev/null | awk '{ print $2 }')
 apiserver_gate=$(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource)
 kubelet_gate=$(gate_probe "$KBIN/kubelet" DRAExtendedResource)
 [[ $apiserver_gate == "$kubelet_gate" ]] ||
-	die "KBIN=$KBIN mixes patched and stock binaries (kube-apiserver: $apiserver_gate, kubelet: $kubelet_gate DRAExtendedResource)" "use one make build or make build-base output"
+	die "KBIN=$KBIN mixes patched and stock binaries (kube-apiserver: $apiserver_gate, kubelet: $kubelet_gate DRAExtendedResource)" "use one make build, make build-base or make build-upstream output"
 case $apiserver_gate in
-accepted) ;;
+accepted)
+	if [[ $kbin_version =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
+		[[ $FEATURE_GATES != "$DEFAULT_FEATURE_GATES" ]] || FEATURE_GATES=$(known_gates "$KBIN/kube-apiserver" "$FEATURE_GATES")
+		[[ $KUBELET_FEATURE_GATES != "$DEFAULT_KUBELET_FEATURE_GATES" ]] || KUBELET_FEATURE_GATES=$(known_gates "$KBIN/kubelet" "$KUBELET_FEATURE_GATES")
+		RUNTIME_CONFIG=$(served_runtime_config "$KBIN/kube-apiserver" resource.k8s.io/v1 resource.k8s.io/v1beta1 resource.k8s.io/v1beta2 resource.k8s.io/v1alpha3)
+		[[ ,$RUNTIME_CONFIG, == *,resource.k8s.io/v1=true,* ]] ||
+			die "KBIN=$KBIN ($kbin_version) does not serve resource.k8s.io/v1" "use a release from v1.34 on, or make build-base for v1.33"
+		info "KBIN=$KBIN holds stock $kbin_version: gates $FEATURE_GATES (kubelet: ${KUBELET_FEATURE_GATES:-none}), --runtime-config=$RUNTIME_CONFIG"
+	fi
+	;;
 rejected)
 	# shellcheck disable=SC2034 # read by phase_driver (phases/driver.sh)
 	STOCK=1
+	# resource.k8s.io/v1 is the series' (patches 0099-0105): a stock v1.33.13
+	# kube-apiserver refuses to start with it in --runtime-config.
+	RUNTIME_CONFIG=${RUNTIME_CONFIG#resource.k8s.io/v1=true,}
 	[[ $DRIVER == host ]] || die "DRIVER=$DRIVER with stock binaries: overlays/ apply the DeviceClass with extendedResourceName, which they refuse" "DRIVER=host"
 	if [[ $FEATURE_GATES == "$DEFAULT_FEATURE_GATES" ]]; then
 		FEATURE_GATES=$(tr ',' '\n' <<<"$FEATURE_GATES" | grep -v '^DRAExtendedResource=' | paste -sd,)
@@ -71,7 +91,7 @@ rejected)
 		[[ ,$g, != *,DRAExtendedResource=* ]] ||
 			die "KBIN=$KBIN holds stock binaries, which refuse the gate DRAExtendedResource" "leave it out of FEATURE_GATES and KUBELET_FEATURE_GATES"
 	done
-	info "KBIN=$KBIN holds stock binaries ($("$KBIN/kube-apiserver" --version)): gates $FEATURE_GATES, DeviceClass without extendedResourceName"
+	info "KBIN=$KBIN holds stock binaries ($kbin_version): gates $FEATURE_GATES, DeviceClass without extendedResourceName"
 	;;
 *) die "cannot tell whether $KBIN/kube-apiserver knows the gate DRAExtendedResource" "$apiserver_gate" ;;
 esac

@@ -66,6 +66,44 @@ send_signal() {
 	warn "could not send SIG$1 to pid $2"
 }
 
+# api_probe BIN GV...: start the kube-apiserver BIN with --runtime-config
+# enabling each GV (group/version) against an etcd that is not there, until
+# it either refuses a version (it checks --runtime-config before it dials
+# etcd) or dials etcd; print "accepted", "rejected <group/version>" or
+# "unknown: <last line>" (make up on stock binaries of other releases).
+api_probe() {
+	local b=$1 dir pid out i runtime_config
+	shift
+	runtime_config=$(printf '%s=true,' "$@")
+	dir=$(mktemp -d)
+	openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null || { echo "unknown: openssl genrsa failed"; rm -rf "$dir"; return 0; }
+	: >"$dir/log"
+	"$b" --etcd-servers=http://127.0.0.1:9 --runtime-config="${runtime_config%,}" \
+		--service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$dir/sa.key" \
+		--service-account-signing-key-file="$dir/sa.key" --bind-address=127.0.0.1 --secure-port=1 \
+		--cert-dir="$dir/certs" >"$dir/log" 2>&1 &
+	pid=$!
+	out="unknown: no answer in 60 s"
+	for ((i = 0; i < 120; i++)); do
+		if grep -q '127.0.0.1:9' "$dir/log"; then
+			out=accepted
+			break
+		elif out=$(grep -m1 -o 'group version [^ ]* that has not been registered' "$dir/log"); then
+			out="rejected $(awk '{ print $3 }' <<<"$out")"
+			break
+		elif ! kill -0 "$pid" 2>/dev/null; then
+			out="unknown: $(grep -v '^[IW]' "$dir/log" | tail -1)"
+			break
+		fi
+		sleep 0.5
+	done
+	# SIGKILL: on SIGTERM it would wait out its shutdown delay.
+	kill -s KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -rf "$dir"
+	echo "$out"
+}
+
 # gate_probe BIN GATE: run the Kubernetes server binary BIN so that it parses
 # --feature-gates=GATE=true and then stops; print "accepted", "rejected" or
 # "unknown: <last line>" (scripts/build/check-gates.sh, make up on stock binaries).
@@ -84,4 +122,47 @@ gate_probe() {
 		elif grep -q 'unrecognized feature gate' <<<"$out"; then echo rejected
 		else echo "unknown: $(tail -1 <<<"$out")"; fi ;;
 	esac
+}
+
+# known_gates BIN GATES: the gates of the comma-separated Name=value list
+# GATES that the Kubernetes binary BIN knows (gate_probe), in order; a gate
+# a release removed would stop the component (make up on stock binaries).
+known_gates() {
+	local b=$1 g kept=()
+	local -a gates
+	IFS=, read -r -a gates <<<"$2"
+	for g in "${gates[@]}"; do
+		[[ $(gate_probe "$b" "${g%%=*}") != rejected ]] && kept+=("$g")
+	done
+	(
+		IFS=,
+		echo "${kept[*]}"
+	)
+}
+
+# served_runtime_config BIN GV...: the --runtime-config value that enables
+# each GV the kube-apiserver BIN serves (api_probe), GV=true comma-separated,
+# in order; dies when the probe cannot tell.
+served_runtime_config() {
+	local b=$1 answer gv
+	shift
+	local -a gvs=("$@") enabled=()
+	while ((${#gvs[@]} > 0)); do
+		answer=$(api_probe "$b" "${gvs[@]}")
+		case $answer in
+		accepted) break ;;
+		rejected\ *)
+			local -a rest=()
+			for gv in "${gvs[@]}"; do [[ $gv == "${answer#rejected }" ]] || rest+=("$gv"); done
+			((${#rest[@]} < ${#gvs[@]})) || die "$b refuses ${answer#rejected }, which was not asked for"
+			gvs=("${rest[@]}")
+			;;
+		*) die "cannot tell which API versions $b serves" "$answer" ;;
+		esac
+	done
+	for gv in "${gvs[@]}"; do enabled+=("$gv=true"); done
+	(
+		IFS=,
+		echo "${enabled[*]}"
+	)
 }

@@ -73,6 +73,10 @@ WHAT=${WHAT:-}
 BASE=${BASE:-0}
 BASE_TREE=${BASE_TREE:-$OUTPUT_DIR/base/kubernetes}
 BASE_BIN_DIR=${BASE_BIN_DIR:-$OUTPUT_DIR/base/bin}
+# make build-upstream VERSION=v1.3x.y (UPSTREAM=...): stock releases of any minor,
+# each assembled from the Go module proxy and built into UPSTREAM_DIR/<version>/bin.
+UPSTREAM=${UPSTREAM:-}
+UPSTREAM_DIR=${UPSTREAM_DIR:-$OUTPUT_DIR/upstream}
 # check-gates: whether the binaries must accept (accepted) or refuse (rejected) the gate.
 EXPECT=${EXPECT:-accepted}
 # make driver-image: the example driver's image tag; DOCKER=1 builds it with docker build.
@@ -89,10 +93,12 @@ DRIVER=${DRIVER:-host}
 # after FEATURE_GATES (the later value of a gate wins). The kubelet default
 # makes the PodResources API report DRA devices, which the e2e suite reads.
 # With stock binaries (KBIN=_output/base/bin) make up leaves DRAExtendedResource
-# out of the default, which they would refuse.
+# out of the default, which they would refuse; with stock binaries of a later
+# release (make build-upstream) every default gate that release no longer knows.
 DEFAULT_FEATURE_GATES=DynamicResourceAllocation=true,DRAExtendedResource=true,DRADeviceTaints=true
 FEATURE_GATES=${FEATURE_GATES:-$DEFAULT_FEATURE_GATES}
-KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-KubeletPodResourcesDynamicResources=true}
+DEFAULT_KUBELET_FEATURE_GATES=KubeletPodResourcesDynamicResources=true
+KUBELET_FEATURE_GATES=${KUBELET_FEATURE_GATES:-$DEFAULT_KUBELET_FEATURE_GATES}
 # The example driver's mock NVML profile (8 GPUs per node with dgxa100).
 MOCK_PROFILE=${MOCK_PROFILE:-dgxa100}
 # The drivers' health services listen on 127.0.0.1:<base + node>. The base is

@@ -208,6 +208,35 @@ else
 	fail "gate_probe" "$got"
 fi
 
+# --- known_gates, served_runtime_config (api_probe) --------------------------------
+# A fake release that removed the gate Old, and a fake kube-apiserver that
+# refuses resource.k8s.io/v1beta1 the way kube-apiserver does and otherwise
+# dials the (absent) etcd and stays up, as a real one does.
+mkdir -p "$T/release"
+cat >"$T/release/kube-apiserver" <<'FAKE'
+#!/bin/bash
+for a in "$@"; do
+	case $a in
+	--feature-gates=Old=*) echo "E1203 unrecognized feature gate: Old" >&2; exit 1 ;;
+	--version) echo "Kubernetes v1.37.2"; exit 0 ;;
+	--runtime-config=*resource.k8s.io/v1beta1=true*)
+		echo 'E1203 run.go:72] "command failed" err="group version resource.k8s.io/v1beta1 that has not been registered"' >&2
+		exit 1 ;;
+	esac
+done
+echo 'W1203 grpc: addrConn.createTransport failed to connect to {Addr: "127.0.0.1:9"}' >&2
+exec sleep 60
+FAKE
+chmod +x "$T/release/kube-apiserver"
+got=$(run_lib "known_gates '$T/release/kube-apiserver' A=true,Old=true,B=false
+served_runtime_config '$T/release/kube-apiserver' resource.k8s.io/v1 resource.k8s.io/v1beta1 resource.k8s.io/v1alpha3
+api_probe '$T/release/kube-apiserver' resource.k8s.io/v1beta1")
+if [[ $got == $'A=true,B=false\nresource.k8s.io/v1=true,resource.k8s.io/v1alpha3=true\nrejected resource.k8s.io/v1beta1\nrc=0' ]]; then
+	pass "known_gates and served_runtime_config: a removed gate and an API version no longer served are left out"
+else
+	fail "known_gates, served_runtime_config" "$got"
+fi
+
 # --- node_mode, node_set_mode --------------------------------------------------
 # A migrated node keeps its mode; a node at its default follows the default of
 # a cluster of another size (NODES=2, then NODES=3: the device plugin moves to

@@ -7,10 +7,7 @@
 # scripts/cluster/up.sh; do not run it.
 
 phase_control_plane() {
-	local node keep i admin_curl runtime_config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true
-	# resource.k8s.io/v1 is the series' (patches 0099-0105): a stock v1.33.13
-	# kube-apiserver refuses to start with it in --runtime-config.
-	[[ ${STOCK:-0} == 1 ]] || runtime_config=resource.k8s.io/v1=true,$runtime_config
+	local node keep i admin_curl
 	launch etcd --ready curl -sf http://127.0.0.1:2381/health -- \
 		"$TOOLS_DIR/etcd/etcd" --name draext --data-dir "$STATE_DIR/etcd" \
 		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -33,7 +30,7 @@ phase_control_plane() {
 		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
 		--requestheader-extra-headers-prefix=X-Remote-Extra- \
 		--proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
-		--feature-gates="$FEATURE_GATES" --runtime-config="$runtime_config"
+		--feature-gates="$FEATURE_GATES" --runtime-config="$RUNTIME_CONFIG"
 	proc_wait kube-apiserver 120 "${STARTED[@]}"
 	phase "kube-apiserver ready"
 
