@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -60,6 +60,10 @@ e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 
 drills: ## On a running cluster (make up NODES=3): the drills under load and faults, one line of figures each (E2E_ARGS=-ginkgo.focus=D2)
 	@bash scripts/test/drills.sh
+
+e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md
+	@test -n "$(VERSION)" || { echo "make e2e-upstream: set VERSION, e.g. VERSION=v1.35.4" >&2; exit 2; }
+	@UPSTREAM="$(VERSION)" bash scripts/test/e2e-upstream.sh
 
 upgrade-test: ## Stock v1.33.13 cluster (make build-base) upgraded to the patched binaries with pods running, gate on, downgrade losses measured
 	@bash scripts/test/upgrade-test.sh
@@ -130,7 +134,11 @@ release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (c
 test-kind: ## The release on a multi-node offline kind cluster (node image from the release, pod network, driver), the e2e suite with the KEP-5004 and cross-node specs required, then kind-down (KEEP_KIND=1 keeps it)
 	@bash scripts/test/test-kind.sh
 
-kind-upgrade-test: ## kubeadm upgrade on kind: stock v1.33.13 (BASE=1 node image), GPU pods running, upgrade apply to the release, kubelets replaced, the gate on component by component; the runbook of docs/upgrades.md (KEEP_KIND=1 keeps it)
+kind-e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md
+	@test -n "$(VERSION)" || { echo "make e2e-upstream: set VERSION, e.g. VERSION=v1.35.4" >&2; exit 2; }
+	@UPSTREAM="$(VERSION)" bash scripts/test/e2e-upstream.sh
+
+upgrade-test: ## kubeadm upgrade on kind: stock v1.33.13 (BASE=1 node image), GPU pods running, upgrade apply to the release, kubelets replaced, the gate on component by component; the runbook of docs/upgrades.md (KEEP_KIND=1 keeps it)
 	@bash scripts/test/kind-upgrade-test.sh
 
 release-check: ## Check make release's output as a user would: SHA256SUMS, ctr images import and run, docker load and run (SKIP_DOCKER=1), kubeadm config

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/draext/draext/internal/tooling/e2ereport"
 	"github.com/draext/draext/internal/tooling/modzip"
 	"github.com/draext/draext/internal/tooling/series"
 	"github.com/draext/draext/internal/tooling/testselect"
@@ -35,6 +36,9 @@ commands:
   table DIR DOC        write the table of the series' patches (subjects and trailers) into the
                        Markdown document DOC, between its BEGIN and END markers
   table-check DIR DOC  fail when the table in DOC is not the one the series gives
+  e2e-results VERSION REPORT
+                       print the Markdown page of one run of the e2e suite against a release
+                       (make e2e-upstream) from Ginkgo's JSON REPORT
 `
 
 func main() {
@@ -126,6 +130,20 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "race %s\n", p)
 		}
 		return nil
+	case "e2e-results":
+		if err := need(2); err != nil {
+			return err
+		}
+		f, err := os.Open(args[1])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		result, err := e2ereport.Parse(args[0], f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", args[1], err)
+		}
+		return result.WriteMarkdown(stdout)
 	case "fix-exec-bits":
 		if err := need(1); err != nil {
 			return err

@@ -1,0 +1,129 @@
+// Copyright 2026 The draext Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package e2ereport turns the JSON report of a Ginkgo run of the e2e suite
+// into the Markdown page of make e2e-upstream: which spec passed, failed or
+// skipped against one release, and why.
+package e2ereport
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// suiteReport holds the fields of Ginkgo's types.Report that are read here.
+type suiteReport struct {
+	StartTime   time.Time
+	SpecReports []specReport
+}
+
+type specReport struct {
+	ContainerHierarchyTexts  []string
+	ContainerHierarchyLabels [][]string
+	LeafNodeType             string
+	LeafNodeText             string
+	LeafNodeLabels           []string
+	State                    string
+	RunTime                  time.Duration
+	Failure                  *struct{ Message string }
+}
+
+// Spec is one spec of the suite and what happened to it.
+type Spec struct {
+	Name    string
+	Labels  []string
+	State   string
+	RunTime time.Duration
+	// Why is the first line of the failure or skip message.
+	Why string
+}
+
+// Result is one run of the suite against one release.
+type Result struct {
+	Version string
+	Started time.Time
+	Specs   []Spec
+}
+
+// Parse reads Ginkgo's JSON report (a list of suite reports) and returns its
+// specs in their order in the suite, without the suite's setup nodes.
+func Parse(version string, r io.Reader) (Result, error) {
+	var suites []suiteReport
+	if err := json.NewDecoder(r).Decode(&suites); err != nil {
+		return Result{}, fmt.Errorf("reading the Ginkgo JSON report: %w", err)
+	}
+	if len(suites) == 0 {
+		return Result{}, fmt.Errorf("the Ginkgo JSON report has no suite")
+	}
+	result := Result{Version: version, Started: suites[0].StartTime}
+	for _, suite := range suites {
+		for _, s := range suite.SpecReports {
+			if s.LeafNodeType != "It" {
+				continue
+			}
+			spec := Spec{
+				Name:    strings.Join(append(append([]string{}, s.ContainerHierarchyTexts...), s.LeafNodeText), " "),
+				State:   s.State,
+				RunTime: s.RunTime,
+			}
+			seen := map[string]bool{}
+			for _, labels := range append(append([][]string{}, s.ContainerHierarchyLabels...), s.LeafNodeLabels) {
+				for _, l := range labels {
+					if !seen[l] {
+						seen[l] = true
+						spec.Labels = append(spec.Labels, l)
+					}
+				}
+			}
+			sort.Strings(spec.Labels)
+			if s.Failure != nil && s.State != "passed" {
+				spec.Why, _, _ = strings.Cut(strings.TrimSpace(s.Failure.Message), "\n")
+			}
+			result.Specs = append(result.Specs, spec)
+		}
+	}
+	return result, nil
+}
+
+// Count returns how many specs ended in state.
+func (r Result) Count(state string) int {
+	n := 0
+	for _, s := range r.Specs {
+		if s.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteMarkdown writes the page of one release.
+func (r Result) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The e2e suite against stock %s\n\n", r.Version)
+	fmt.Fprintf(&b, "Run %s by `make e2e-upstream VERSION=%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Version)
+	b.WriteString("(`make build-upstream`) with two nodes (DRA and device plugin), the example driver and the\n")
+	b.WriteString("stock-library driver. A spec that fails here checks behaviour this release does not have, or\n")
+	b.WriteString("needs something of the cluster that it lacks; the reason is the spec's first message line.\n\n")
+	fmt.Fprintf(&b, "Passed %d, failed %d, skipped %d of %d specs.\n\n", r.Count("passed"), r.Count("failed")+r.Count("panicked")+r.Count("timedout")+r.Count("interrupted"), r.Count("skipped")+r.Count("pending"), len(r.Specs))
+	b.WriteString("| Spec | Labels | Result | Time | Why |\n|---|---|---|---|---|\n")
+	for _, s := range r.Specs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(s.Name), cell(strings.Join(s.Labels, ", ")), s.State, s.RunTime.Round(time.Second), cell(truncate(s.Why, 200)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

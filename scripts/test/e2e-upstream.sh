@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# make e2e-upstream VERSION=v1.3x.y (issue 42): the e2e suite against a local
+# cluster of stock binaries of that release (make build-upstream, built here
+# when missing or stale), NODES=2 (a DRA node and a device-plugin node), the
+# example driver and the stock-library driver. Every spec runs; what passes
+# and what fails on upstream is the result, written with its date to
+# docs/e2e-upstream/<version>.md (Ginkgo's JSON report in
+# _output/e2e-upstream/<version>/). The target fails only when the cluster or
+# the suite could not run, not when a spec fails on upstream.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+
+[[ -n $UPSTREAM ]] || die "set VERSION, e.g. make e2e-upstream VERSION=v1.35.4"
+[[ $(id -u) == 0 ]] || die "make e2e-upstream starts a local cluster: run it as root"
+if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
+	die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: make e2e-upstream needs a cluster of its own"
+fi
+WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
+kbin=$UPSTREAM_DIR/$UPSTREAM/bin
+out=$OUTPUT_DIR/e2e-upstream/$UPSTREAM
+rm -rf "$out"
+mkdir -p "$out"
+start=$(now_s)
+trap 'PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh" || true' EXIT
+NODES=2 DRIVER=host KBIN=$kbin bash "$DRAEXT_ROOT/scripts/cluster/up.sh" 2>&1 | tee "$out/up.log" ||
+	die "make up with the stock $UPSTREAM binaries failed (log: ${out#"$DRAEXT_ROOT"/}/up.log)"
+rc=0
+# No E2E_REQUIRE: a spec whose capability the cluster lacks skips, and says why.
+KUBECONFIG=$KUBECONFIG_FILE E2E_REQUIRE='' E2E_ARGS="-ginkgo.json-report=$out/report.json ${E2E_ARGS:-}" \
+	bash "$DRAEXT_ROOT/scripts/test/e2e.sh" 2>&1 | tee "$out/e2e.log" || rc=$?
+[[ -s $out/report.json ]] || die "the suite wrote no report against $UPSTREAM (log: ${out#"$DRAEXT_ROOT"/}/e2e.log)"
+trap - EXIT
+PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
+doc=$DRAEXT_ROOT/docs/e2e-upstream/$UPSTREAM.md
+mkdir -p "${doc%/*}"
+(cd "$DRAEXT_ROOT" && GOWORK=off go run ./cmd/draext-series e2e-results "$UPSTREAM" "$out/report.json") >"$doc" ||
+	die "could not summarize $out/report.json"
+log "e2e suite against stock $UPSTREAM ($(($(now_s) - start))s, suite rc=$rc): ${doc#"$DRAEXT_ROOT"/}"
+grep -m1 '^Passed' "$doc" >&2 || true
