@@ -134,11 +134,7 @@ release: ## Build _output/release/v1.33.13-draext.N: binaries, image archives (c
 test-kind: ## The release on a multi-node offline kind cluster (node image from the release, pod network, driver), the e2e suite with the KEP-5004 and cross-node specs required, then kind-down (KEEP_KIND=1 keeps it)
 	@bash scripts/test/test-kind.sh
 
-kind-e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md
-	@test -n "$(VERSION)" || { echo "make e2e-upstream: set VERSION, e.g. VERSION=v1.35.4" >&2; exit 2; }
-	@UPSTREAM="$(VERSION)" bash scripts/test/e2e-upstream.sh
-
-upgrade-test: ## kubeadm upgrade on kind: stock v1.33.13 (BASE=1 node image), GPU pods running, upgrade apply to the release, kubelets replaced, the gate on component by component; the runbook of docs/upgrades.md (KEEP_KIND=1 keeps it)
+kind-upgrade-test: ## kubeadm upgrade on kind: stock v1.33.13 (BASE=1 node image), GPU pods running, upgrade apply to the release, kubelets replaced, the gate on component by component; the runbook of docs/upgrades.md (KEEP_KIND=1 keeps it)
 	@bash scripts/test/kind-upgrade-test.sh
 
 release-check: ## Check make release's output as a user would: SHA256SUMS, ctr images import and run, docker load and run (SKIP_DOCKER=1), kubeadm config
