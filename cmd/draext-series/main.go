@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -134,12 +135,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err := need(2); err != nil {
 			return err
 		}
-		f, err := os.Open(args[1])
+		data, err := os.ReadFile(args[1])
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		result, err := e2ereport.Parse(args[0], f)
+		result, err := e2ereport.Parse(args[0], bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%s: %w", args[1], err)
 		}
