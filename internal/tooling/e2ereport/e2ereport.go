@@ -38,7 +38,8 @@ type Spec struct {
 	Labels  []string
 	State   string
 	RunTime time.Duration
-	// Why is the first line of the failure or skip message.
+	// Why is the first line of the failure or skip message (two when the
+	// first only says that an assertion timed out).
 	Why string
 }
 
@@ -81,12 +82,31 @@ func Parse(version string, r io.Reader) (Result, error) {
 			}
 			sort.Strings(spec.Labels)
 			if s.Failure != nil && s.State != "passed" {
-				spec.Why, _, _ = strings.Cut(strings.TrimSpace(s.Failure.Message), "\n")
+				spec.Why = why(s.Failure.Message)
 			}
 			result.Specs = append(result.Specs, spec)
 		}
 	}
 	return result, nil
+}
+
+// why returns the first line of a failure message, and the line after it
+// when the first says only that something timed out or was not as expected
+// (Gomega puts the assertion's description there).
+func why(message string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(message), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > 1 && (strings.HasPrefix(lines[0], "Timed out after") || strings.HasPrefix(lines[0], "Failed after") || lines[0] == "Expected") {
+		return lines[0] + " " + lines[1]
+	}
+	return lines[0]
 }
 
 // Count returns how many specs ended in state.

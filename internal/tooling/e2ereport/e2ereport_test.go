@@ -20,7 +20,7 @@ const report = `[{
      "State": "passed", "RunTime": 12400000000},
     {"ContainerHierarchyTexts": ["Preemption"], "ContainerHierarchyLabels": [[]],
      "LeafNodeType": "It", "LeafNodeText": "evicts", "State": "failed", "RunTime": 60000000000,
-     "Failure": {"Message": "Timed out after 60s.\nmore"}},
+     "Failure": {"Message": "Timed out after 60s.\npod p is not Running\nExpected"}},
     {"ContainerHierarchyTexts": ["Migration"], "LeafNodeType": "It", "LeafNodeText": "moves", "State": "skipped",
      "Failure": {"Message": "no device-plugin node"}}
   ]
@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 		Started: time.Date(2026, 12, 4, 0, 10, 0, 0, time.UTC),
 		Specs: []Spec{
 			{Name: "Extended resources one pod | one GPU", Labels: []string{"beyond-upstream", "stock-driver"}, State: "passed", RunTime: 12400 * time.Millisecond},
-			{Name: "Preemption evicts", State: "failed", RunTime: time.Minute, Why: "Timed out after 60s."},
+			{Name: "Preemption evicts", State: "failed", RunTime: time.Minute, Why: "Timed out after 60s. pod p is not Running"},
 			{Name: "Migration moves", State: "skipped", Why: "no device-plugin node"},
 		},
 	}
@@ -50,7 +50,7 @@ func TestParse(t *testing.T) {
 	for _, line := range []string{
 		"Passed 1, failed 1, skipped 1 of 3 specs.",
 		`| Extended resources one pod \| one GPU | beyond-upstream, stock-driver | passed | 12s |  |`,
-		"| Preemption evicts |  | failed | 1m0s | Timed out after 60s. |",
+		"| Preemption evicts |  | failed | 1m0s | Timed out after 60s. pod p is not Running |",
 	} {
 		if !strings.Contains(b.String(), line+"\n") {
 			t.Errorf("page lacks the line %q:\n%s", line, b.String())
