@@ -72,7 +72,14 @@ func component(ctx context.Context, glob string, args ...string) string {
 	// find exits with 1 and prints nothing when no component matches.
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 && len(names) == 0 {
-		Fail(fmt.Sprintf("no running component %s has the arguments %q", glob, args))
+		// What the cluster's process control sees, for a failure that a
+		// rerun does not show (a cold make test once found no kubelet of
+		// a node whose kubelet was running).
+		list, listErr := runClusterCtl(ctx, "list")
+		if listErr != nil {
+			list += listErr.Error()
+		}
+		Fail(fmt.Sprintf("no running component %s has the arguments %q; ctl.sh list:\n%s", glob, args, list))
 	}
 	Expect(err).NotTo(HaveOccurred())
 	Expect(names).To(HaveLen(1), "running components %s with the arguments %q", glob, args)
