@@ -4,7 +4,8 @@
 # Proves the committed series is complete and deterministic:
 #  1. metadata: series and files agree, names, subjects, trailers (draext-series lint);
 #  2. replay: git am -3 every patch onto a fresh checkout of the pristine base tag;
-#  3. re-export with the same normalisation and compare byte for byte.
+#  3. gofmt of every Go file the series changes;
+#  4. re-export with the same normalisation and compare byte for byte.
 # The user's _output/kubernetes work tree is not touched (a separate worktree is used).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 
@@ -27,6 +28,14 @@ for p in "${patches[@]}"; do
 	[[ -f $p ]] || die "patch listed in series is missing: ${p#"$DRAEXT_ROOT"/}"
 	why=$(apply_patch "$wt" "$p") || die "patch $(basename "$p") does not apply on a pristine $TAG:" "$why"
 done
+
+log "gofmt of the Go files the series changes"
+mapfile -t gofiles < <(git -C "$wt" diff --name-only --diff-filter=d "refs/tags/$TAG" HEAD -- '*.go')
+if [[ ${#gofiles[@]} -gt 0 ]]; then
+	unformatted=$(cd "$wt" && gofmt -l "${gofiles[@]}")
+	[[ -z $unformatted ]] || die "these files of the series are not gofmt-formatted:" "$unformatted" \
+		"run gofmt -w on them in $KUBE_TREE, commit on $PATCH_BRANCH and make patches-export"
+fi
 
 log "re-exporting and comparing byte for byte"
 export_series "$wt" "refs/tags/$TAG..HEAD" "$wt.export"
