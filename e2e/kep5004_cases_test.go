@@ -42,6 +42,36 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		expectMappedGPUs(ctx, pod, claim)
 	})
 
+	// kube-scheduler counts each claim it creates under the metric name of
+	// 1.35 and under the name and owner labels of 1.37, so that dashboards
+	// of either release work across an upgrade.
+	It("kube-scheduler counts the claim it creates under the metric names of 1.35 and 1.37", func(ctx context.Context) {
+		requireSchedulerMetrics()
+		const (
+			old     = `scheduler_resourceclaim_creates_total{status="success"}`
+			renamed = `dynamic_resource_allocation_resourceclaim_creates_total{owner_api_group="",owner_api_kind="Pod",status="success"}`
+		)
+		counts := func(ctx context.Context) (map[string]float64, error) {
+			values := map[string]float64{}
+			for _, series := range []string{old, renamed} {
+				value, err := schedulerMetric(ctx, series)
+				if err != nil {
+					return nil, err
+				}
+				values[series] = value
+			}
+			return values, nil
+		}
+		before, err := counts(ctx)
+		Expect(err).NotTo(HaveOccurred(), "read kube-scheduler's /metrics")
+		runPod(ctx, spec.ns, extendedPod("counted", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		after, err := counts(ctx)
+		Expect(err).NotTo(HaveOccurred(), "read kube-scheduler's /metrics")
+		// Specs run one at a time: this pod's claim is the only one created meanwhile.
+		Expect(after[old]-before[old]).To(Equal(1.0), old)
+		Expect(after[renamed]-before[renamed]).To(Equal(1.0), renamed)
+	})
+
 	It("several extended resources in one container", func(ctx context.Context) {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
 		class, err := createDeviceClass(ctx, string(other))
