@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e e2e-upstream drills upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -67,6 +67,9 @@ e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y 
 
 upgrade-test: ## Stock v1.33.13 cluster (make build-base) upgraded to the patched binaries with pods running, gate on, downgrade losses measured
 	@bash scripts/test/upgrade-test.sh
+
+upstream-upgrade-test: ## A draext cluster with pods running moved to stock 1.34.4, 1.35.4, 1.36.3, 1.37.2 in turn (UPSTREAM_VERSIONS=); figures per step
+	@bash scripts/test/upstream-upgrade-test.sh
 
 perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines, throughput, CPU per pod by component, extension points (ROUNDS=5, WORKLOADS=, SCALING=1)
 	@bash scripts/test/perf.sh

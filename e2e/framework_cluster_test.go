@@ -66,9 +66,24 @@ func readGates(ctx context.Context) (map[string]bool, error) {
 // to the apiserver), and returns 0 when the sample is not there. series is
 // the metric name with its labels as /metrics prints them.
 func schedulerMetric(ctx context.Context, series string) (float64, error) {
+	body, err := schedulerMetrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if value, ok := strings.CutPrefix(line, series+" "); ok {
+			return strconv.ParseFloat(value, 64)
+		}
+	}
+	return 0, nil
+}
+
+// schedulerMetrics is kube-scheduler's /metrics, which E2E_SCHEDULER_METRICS
+// names, read as the suite's user.
+func schedulerMetrics(ctx context.Context) (string, error) {
 	url := os.Getenv("E2E_SCHEDULER_METRICS")
 	if url == "" {
-		return 0, fmt.Errorf("E2E_SCHEDULER_METRICS is not set")
+		return "", fmt.Errorf("E2E_SCHEDULER_METRICS is not set")
 	}
 	config := rest.CopyConfig(cluster.config)
 	// The scheduler serves a self-signed certificate.
@@ -76,30 +91,25 @@ func schedulerMetric(ctx context.Context, series string) (float64, error) {
 	config.CAFile, config.CAData = "", nil
 	client, err := rest.HTTPClientFor(config)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	response, err := client.Do(request)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer func() { _ = response.Body.Close() }()
 	body, err := io.ReadAll(response.Body)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	if response.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: %s: %s", url, response.Status, body)
+		return "", fmt.Errorf("GET %s: %s: %s", url, response.Status, body)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if value, ok := strings.CutPrefix(line, series+" "); ok {
-			return strconv.ParseFloat(value, 64)
-		}
-	}
-	return 0, nil
+	return string(body), nil
 }
 
 // requireSchedulerMetrics skips the spec unless the suite can read

@@ -26,6 +26,7 @@ var capabilities = map[string]string{
 	"scheduler-metrics": "the suite can read kube-scheduler's /metrics (E2E_SCHEDULER_METRICS)",
 	"pod-network":       "pods on different nodes reach each other (two or more nodes that take pods)",
 	"upgrade":           "the cluster runs stock binaries that the suite can swap for patched ones (E2E_BASE_BIN, E2E_UPGRADE_BIN)",
+	"upstream-upgrade":  "the suite can move the cluster to stock upstream releases (E2E_UPSTREAM_STEPS, make upstream-upgrade-test)",
 	"stock-driver":      "the mock-GPU driver built on stock libraries (compat/stockdriver) publishes ResourceSlices through resource.k8s.io/v1",
 }
 

@@ -97,52 +97,14 @@ var _ = Describe("Upgrade from stock v1.33.13", Label(upgradeLabel), func() {
 		dpPod := extendedPod("device-plugin", pluginNodes[0], nil, []testContainer{{name: "app", requests: gpu}})
 		dpPod.Spec.RestartPolicy = v1.RestartPolicyAlways
 		templatePod.Spec.RestartPolicy = v1.RestartPolicyAlways
-		running := []*v1.Pod{runPod(ctx, ns, dpPod), runPod(ctx, ns, templatePod)}
-		// What each running pod's container is before the upgrade: its CRI
-		// ID, when the runtime started it, and its GPUs.
-		type containerSnapshot struct{ id, startedAt, gpus string }
-		before := map[string]containerSnapshot{}
-		for _, p := range running {
-			id := containerID(p, "app")
-			c, err := criInspect(ctx, id)
-			Expect(err).NotTo(HaveOccurred())
-			before[p.Name] = containerSnapshot{id: id, startedAt: c.Status.StartedAt, gpus: visibleDevices(ctx, ns, p.Name)}
-			Expect(before[p.Name].gpus).NotTo(BeEmpty(), "GPUs of pod %s on the stock cluster", p.Name)
-		}
-		// changedContainers counts the running pods whose container is not
-		// the one of before, still running since the same time (asked of
-		// the nodes' containerd, not of a pod status a restarted kubelet
-		// may not have written yet) or whose restart count went up, and
-		// checks that the pods still see their GPUs.
-		changedContainers := func(when string) int {
-			GinkgoHelper()
-			changed := 0
-			for _, p := range running {
-				b := before[p.Name]
-				c, err := criInspect(ctx, b.id)
-				if err != nil || c.Status.State != "CONTAINER_RUNNING" || c.Status.StartedAt != b.startedAt {
-					GinkgoWriter.Printf("%s: the container %s of pod %s: %+v (%v)\n", when, b.id, p.Name, c.Status, err)
-					changed++
-					continue
-				}
-				got, err := cluster.client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				if got.Status.ContainerStatuses[0].RestartCount > 0 {
-					changed++
-				}
-				// The logs come through the kubelet, which may have
-				// just restarted.
-				Eventually(ctx, func() string { return lastGPUs(ctx, ns, p.Name) }).WithTimeout(30*time.Second).Should(Equal(b.gpus), "%s: GPUs of pod %s", when, p.Name)
-			}
-			return changed
-		}
+		running := snapshotRunning(ctx, ns, runPod(ctx, ns, dpPod), runPod(ctx, ns, templatePod))
 		draNodesAtStart := sliceNodes(ctx)
 
 		By("upgrade: every binary replaced in the skew order, the gate still off")
 		start := time.Now()
 		rollComponents(ctx, upOrder, draNodesAtStart, pluginNodes, "the patched binary", withBinaries(upgradeBin))
 		binariesTook := time.Since(start)
-		restarts := changedContainers("patched binaries, gate off")
+		restarts := running.changed(ctx, "patched binaries, gate off")
 		Expect(cluster.gates).To(HaveKeyWithValue("DRAExtendedResource", false), "the patched kube-apiserver knows the gate, off by default")
 
 		By("upgrade: the gate on, kube-apiserver first and kube-scheduler last; the DeviceClass gets extendedResourceName")
@@ -150,7 +112,7 @@ var _ = Describe("Upgrade from stock v1.33.13", Label(upgradeLabel), func() {
 		rollComponents(ctx, components, draNodesAtStart, pluginNodes, "DRAExtendedResource=true", gateTo(true))
 		gateTook := time.Since(start)
 		Expect(cluster.gates).To(HaveKeyWithValue("DRAExtendedResource", true))
-		restarts += changedContainers("gate on")
+		restarts += running.changed(ctx, "gate on")
 		setExtendedResourceName(ctx, ptr.To(string(gpuResource)))
 		// Its watch ends with the next kube-apiserver restart: start it now.
 		claims := recordClaims(ctx, ns)
@@ -158,7 +120,7 @@ var _ = Describe("Upgrade from stock v1.33.13", Label(upgradeLabel), func() {
 		Expect(dra.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "the nvidia.com/gpu pod on the DRA node runs through DRA")
 		Expect(visibleDevices(ctx, ns, dra.Name)).NotTo(BeEmpty(), "GPUs of the DRA-served pod")
 		drillReport("upgrade", "stock %s to the patched binaries in %.0fs (skew order, gate off), gate on in %.0fs; running pods whose container restarted or was replaced: %d of %d; a nvidia.com/gpu pod then ran through DRA with GPU %s",
-			baseVersion(baseBin), binariesTook.Seconds(), gateTook.Seconds(), restarts, len(running), visibleDevices(ctx, ns, dra.Name))
+			baseVersion(baseBin), binariesTook.Seconds(), gateTook.Seconds(), restarts, len(running.pods), visibleDevices(ctx, ns, dra.Name))
 		Expect(restarts).To(BeZero(), "running pods whose container restarted or was replaced across the upgrade")
 
 		By("before the downgrade: more DRA-served pods (one to restart its container, one to end) and the quota's usage")
@@ -184,7 +146,7 @@ var _ = Describe("Upgrade from stock v1.33.13", Label(upgradeLabel), func() {
 		time.Sleep(30 * time.Second)
 		Expect(cluster.gates).NotTo(HaveKey("DRAExtendedResource"), "the stock kube-apiserver again")
 		var states []string
-		for _, p := range append(slices.Clone(running), draPods...) {
+		for _, p := range append(slices.Clone(running.pods), draPods...) {
 			states = append(states, p.Name+" "+podState(ctx, ns, p.Name, start))
 		}
 		class, err := cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})

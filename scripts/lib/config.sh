@@ -141,10 +141,11 @@ E2E_GPUS_PER_NODE=${E2E_GPUS_PER_NODE:-}
 # and empty differ (make e2e against the kind cluster fills in what kind-up
 # deploys only when it is unset; make test and make drills set it).
 # Which specs by Ginkgo label: the suite leaves the drills (label drill) to make
-# drills and the upgrade spec (label upgrade) to make upgrade-test; it runs the
+# drills, the upgrade spec (label upgrade) to make upgrade-test and the upstream
+# upgrade spec (label upstream-upgrade) to make upstream-upgrade-test; it runs the
 # lifecycle specs that restart the whole control plane (label lifecycle: the gate
 # cycle, about 70 s), which '!drill && !upgrade && !lifecycle' leaves out.
-E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !upgrade}
+E2E_LABEL_FILTER=${E2E_LABEL_FILTER:-!drill && !upgrade && !upstream-upgrade}
 # How long the e2e suite may take (go test -timeout).
 E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
 # make drills: pods of D1 (churn with a crashing scheduler) and of D4 and D9 (apiserver
