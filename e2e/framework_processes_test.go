@@ -136,19 +136,17 @@ func restartKubeletWith(ctx context.Context, node string, change func(args []str
 	return before
 }
 
-// giveBackDevicePlugin restarts the kubelet of the device-plugin node, if
-// there is one besides node, after node's kubelet restarted: every kubelet
-// on one host listens on the same hard-coded device plugin socket and the
-// device plugin registers with the one started last. Until then, node
-// serves nvidia.com/gpu both through the device plugin and DRA: the
-// scheduler emits a Warning event ExtendedResourceServedBothWays on it
-// (patch 0068), which is expected in the specs that restart a kubelet.
+// giveBackDevicePlugin waits, after node's kubelet restarted, until the
+// device plugin serves the device-plugin nodes again (it re-registers when
+// their kubelet restarted too). On the local cluster every kubelet has its
+// own device-plugin directory (a mount namespace per kubelet), so a DRA
+// node's restarted kubelet never takes the device plugin over; on a host
+// whose kubelets share one, restart the device-plugin node's kubelet last.
 func giveBackDevicePlugin(ctx context.Context, node string, pluginNodes []string) {
 	GinkgoHelper()
 	if len(pluginNodes) == 0 || slices.Contains(pluginNodes, node) {
 		return
 	}
-	restartKubelet(ctx, pluginNodes[0])
 	Eventually(ctx, func() ([]string, error) {
 		return listDevicePluginNodes(ctx)
 	}).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")

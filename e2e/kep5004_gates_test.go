@@ -40,8 +40,9 @@ type gateComponent struct {
 // gateCycleComponents are the components in the order of turning a gate on
 // (the two of the control plane first, kube-scheduler last):
 // kube-apiserver, kube-controller-manager, the kubelets (those of
-// device-plugin nodes last: the device plugin registers with the kubelet
-// started last) and kube-scheduler.
+// device-plugin nodes last: where kubelets share one device-plugin socket,
+// the device plugin registers with the kubelet started last) and
+// kube-scheduler.
 func gateCycleComponents(ctx context.Context, pluginNodes []string) []gateComponent {
 	GinkgoHelper()
 	out, err := runClusterCtl(ctx, "find", "kubelet*")
@@ -137,9 +138,8 @@ func rollComponents(ctx context.Context, components []gateComponent, draNodes, p
 	Eventually(ctx, func() ([]string, error) { return listSliceNodes(ctx, since) }).WithTimeout(2*time.Minute).Should(Equal(draNodes),
 		"nodes with a ResourceSlice of the example driver after the restarts")
 	if len(pluginNodes) > 0 {
-		// On this host every kubelet listens on the one device-plugin
-		// socket: the device plugin moved to each kubelet as it started,
-		// and must be back with its node's, started last.
+		// The device plugin registers again with its node's restarted
+		// kubelet.
 		Eventually(ctx, func() ([]string, error) { return listDevicePluginNodes(ctx) }).WithTimeout(time.Minute).Should(Equal(pluginNodes), "nodes whose device plugin serves nvidia.com/gpu")
 	}
 	Eventually(ctx, func() (map[string]bool, error) {

@@ -62,7 +62,6 @@ for ((i = 1; i <= 9; i++)); do
 		find "$c$cg" -depth -type d -exec rmdir {} + 2>/dev/null || warn "could not remove cgroup $c$cg"
 	done
 done
-rm -f "$DEVICE_PLUGIN_DIR/draext-gpu.sock"
 rm -rf "$RUN_DIR"
 
 if [[ $PURGE == 1 ]]; then

@@ -17,18 +17,23 @@ PROC_DIR=$PIDS
 PROC_LOG_DIR=$LOGS
 # STATE_DIR and RUN_DIR (config.sh) hold what must sit on short, absolute
 # paths (unix sockets, kubelet root dirs, cgroups), outside the checkout.
-# The device-plugin socket path is hard-coded in the kubelet.
+# The device-plugin directory is hard-coded in the kubelet: its socket and
+# its checkpoint of registered device plugins. Each kubelet of the local
+# cluster runs in a mount namespace of its own with node_plugin_dir mounted
+# there (kubelet_wrap), as on a real node.
 DEVICE_PLUGIN_DIR=/var/lib/kubelet/device-plugins
 
 node_ip() { echo "127.0.0.$1"; }
 node_dir() { echo "$STATE_DIR/node$1"; }
 node_run() { echo "$RUN_DIR/node$1"; }
+# node_plugin_dir I: node I's device-plugin directory, the kubelet's
+# DEVICE_PLUGIN_DIR in its mount namespace.
+node_plugin_dir() { echo "$STATE_DIR/node$1/device-plugins"; }
 node_cgroup() { echo "/draext-node$1"; }
 # node_mode I: how node I gets its GPUs: dra or device-plugin. make migrate
 # records a mode that differs from the default in the node's state directory
 # (make down PURGE=1 forgets it). The default: with two or more nodes the
-# last one (started last, so it owns the shared device-plugin socket) runs
-# the device plugin, the others the DRA driver.
+# last one runs the device plugin, the others the DRA driver.
 node_mode() {
 	local recorded
 	recorded=$(cat "$(node_dir "$1")/mode" 2>/dev/null || true)

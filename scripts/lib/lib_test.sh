@@ -141,6 +141,29 @@ if [[ $got == "$want"* && $(errors "$got") == 1 && $got == *"ERROR: sleeper is n
 else
 	fail "proc.sh" "$got"
 fi
+# A wrapper runs before the command line at every start, restarts included,
+# and is not part of the command line that ctl.sh args shows.
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(run_lib 'PROC_DIR='"'$T/proc'"'
+proc_define wrapped -- sleep 303
+proc_wrap wrapped sh -c "echo \$0 >'"'$T/proc/wrapped.out'"' && exec \"\$@\"" first
+proc_start wrapped
+proc_wait wrapped 5 && cat '"'$T/proc/wrapped.out'"'
+proc_alive wrapped && tr "\0" " " </proc/$(proc_pid wrapped)/cmdline; echo
+rm '"'$T/proc/wrapped.out'"'
+proc_restart wrapped sleep 304 2>/dev/null
+cat '"'$T/proc/wrapped.out'"'
+proc_args wrapped | tr "\n" " "; echo
+proc_stop wrapped 2>/dev/null')
+want=$'first
+sleep 303 
+first
+sleep 304 '
+if [[ $got == "$want"* && $(errors "$got") == 0 ]]; then
+	pass "proc.sh: a wrapper runs before the command line at every start and execs it; the command line stays the recorded one"
+else
+	fail "proc_wrap" "$got"
+fi
 # A crash and a start right after it: a new process, under the same name.
 # shellcheck disable=SC2016 # expanded by the inner bash
 got=$(run_lib 'PROC_DIR='"'$T/proc'"'

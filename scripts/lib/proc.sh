@@ -12,6 +12,11 @@
 #   NAME.cmd    the command line it was started with, one argument per line
 #   NAME.ready  optional: a command line, one argument per line, that
 #               succeeds once NAME is ready (a health URL through curl, ...)
+#   NAME.wrap   optional: a command, one argument per line, that every start
+#               puts before the command line (unshare ... for a kubelet); it
+#               must exec the command line in the same process, and it is
+#               not part of the command line that ctl.sh args shows or a
+#               restart replaces
 # and logs to PROC_LOG_DIR/NAME.log (default PROC_DIR).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -94,6 +99,23 @@ proc_define() {
 	fi
 }
 
+# proc_wrap NAME ARG...: record the wrapper of NAME's command line (see
+# NAME.wrap above); no ARG removes it.
+proc_wrap() {
+	local name=$1 dir arg
+	shift
+	dir=$(proc_dir)
+	for arg in "$@"; do
+		[[ $arg != *$'\n'* ]] || die "proc_wrap $name: an argument contains a newline: ${arg%%$'\n'*}..."
+	done
+	mkdir -p "$dir"
+	if [[ $# -gt 0 ]]; then
+		printf '%s\n' "$@" >"$dir/$name.wrap"
+	else
+		rm -f "$dir/$name.wrap"
+	fi
+}
+
 # proc_program ARG...: the program of a command line, past "env VAR=value".
 proc_program() {
 	if [[ ${1:-} == env ]]; then
@@ -108,7 +130,7 @@ proc_program() {
 # crashed: that is said with the end of its log. The log is rotated to .prev,
 # or appended to with "append".
 proc_start() {
-	local name=$1 mode=${2:-rotate} dir log args=()
+	local name=$1 mode=${2:-rotate} dir log args=() wrap=()
 	dir=$(proc_dir)
 	if proc_alive "$name"; then
 		info "$name is running (pid $(proc_pid "$name"))"
@@ -119,10 +141,12 @@ proc_start() {
 		proc_log_tail "$name"
 	fi
 	mapfile -t args < <(proc_args "$name")
+	wrap=()
+	[[ -f $dir/$name.wrap ]] && mapfile -t wrap <"$dir/$name.wrap"
 	log=$(proc_log "$name")
 	mkdir -p "${log%/*}"
 	if [[ $mode == rotate && -f $log ]]; then mv "$log" "$log.prev"; fi
-	setsid "${args[@]}" >>"$log" 2>&1 </dev/null &
+	setsid "${wrap[@]}" "${args[@]}" >>"$log" 2>&1 </dev/null &
 	local pid=$! i
 	echo "$pid $(proc_program "${args[@]}")" >"$dir/$name.pid"
 	# Until the forked shell has exec'd the program, its command line is

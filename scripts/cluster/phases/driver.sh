@@ -14,16 +14,14 @@ driver_args() {
 	# -v=2 adds the checkpoint and health details to the per-claim lines.
 	printf '%s\n' --mode="$mode" --nvml="mock:$MOCK_PROFILE" --node-name="$ip" --state-dir="$nd/driver" -v=2
 	if [[ $mode == dra ]]; then
-		# The kubelets of this host share one device-plugin socket: a DRA
-		# node's restarted kubelet may hand out the device-plugin node's
-		# GPUs (other UUIDs), which would otherwise withhold all of its own.
 		printf '%s\n' --kubeconfig="$PKI/draext-gpu.kubeconfig" --cdi-root="$nd/cdi" \
 			--kubelet-plugins-dir="$nd/kubelet/plugins" --kubelet-registrar-dir="$nd/kubelet/plugins_registry" \
 			--healthcheck-address="127.0.0.1:$((HEALTH_PORT_BASE + i))" \
-			--kubelet-podresources-socket="$nd/kubelet/pod-resources/kubelet.sock" \
-			--ignore-foreign-gpu-uuids
+			--kubelet-podresources-socket="$nd/kubelet/pod-resources/kubelet.sock"
 	else
-		printf '%s\n' --device-plugin-dir="$DEVICE_PLUGIN_DIR"
+		# The node's kubelet sees this directory as its device-plugin
+		# directory, in its mount namespace (kubelet_wrap).
+		printf '%s\n' --device-plugin-dir="$(node_plugin_dir "$i")"
 	fi
 }
 
@@ -40,15 +38,6 @@ phase_driver() {
 	kubectl_ create clusterrolebinding draext-gpu-host --clusterrole=draext-gpu --user=draext-gpu-driver \
 		--dry-run=client -o yaml | kubectl_ apply -f - >/dev/null ||
 		die "applying the ClusterRoleBinding draext-gpu-host failed"
-	# Each node keeps the mode it was migrated to (node_mode). Every kubelet
-	# of this host listens on the one device-plugin socket: only one node
-	# can run the device plugin.
-	plugin_nodes=()
-	for i in $(seq 1 "$NODES"); do
-		[[ $(node_mode "$i") == device-plugin ]] && plugin_nodes+=("$(node_ip "$i")")
-	done
-	((${#plugin_nodes[@]} <= 1)) || die "nodes ${plugin_nodes[*]} would all run the device plugin, but the kubelets of this host share one device-plugin socket" \
-		"move all but one to DRA (make migrate MIGRATE_NODE=<i> MIGRATE_TO=dra), or forget the recorded modes: make down PURGE=1"
 	if [[ $DRIVER == daemonset ]]; then
 		kubectl_ apply -k "$DRAEXT_ROOT/overlays/local" >/dev/null || die "applying overlays/local failed"
 		phase "driver DaemonSet applied (overlays/local)"

@@ -19,13 +19,41 @@ kubelet_gates_yaml() {
 		die "FEATURE_GATES=$FEATURE_GATES KUBELET_FEATURE_GATES=$KUBELET_FEATURE_GATES: a gate is not Name=value"
 }
 
+# shared_state_dir: STATE_DIR as a shared mount, so that what a kubelet
+# mounts in its own mount namespace under its root dir (pod volumes) is seen
+# by containerd, which runs in the host's (the root mount may be private).
+shared_state_dir() {
+	if ! findmnt -n --target "$STATE_DIR" -o TARGET | grep -qxF "$STATE_DIR"; then
+		mount --rbind "$STATE_DIR" "$STATE_DIR" || die "could not bind-mount $STATE_DIR onto itself"
+	fi
+	mount --make-rshared "$STATE_DIR" || die "could not make $STATE_DIR a shared mount"
+}
+
+# kubelet_wrap I: what starts node I's kubelet (proc_wrap): a mount namespace
+# of its own, where node_plugin_dir is the hard-coded DEVICE_PLUGIN_DIR. Two
+# kubelets on one host would otherwise share the device-plugin socket (the
+# device plugin registers with whichever started last) and the checkpoint of
+# registered plugins (a DRA node's restarted kubelet would read the
+# device-plugin node's and list nvidia.com/gpu: 0 for five minutes). The
+# root mount is private here, so the bind stays in the namespace; STATE_DIR
+# is shared, so the kubelet's volume mounts reach the host.
+kubelet_wrap() {
+	printf '%s\n' unshare --mount --propagation unchanged -- \
+		sh -c 'mount --bind "$0" "$1" && shift && exec "$@"' "$(node_plugin_dir "$1")" "$DEVICE_PLUGIN_DIR"
+}
+
 phase_nodes() {
-	local gates i ip nd nr cg c img port runc
+	local gates i ip nd nr cg c img port runc wrap=()
 	gates=$(kubelet_gates_yaml)
 	runc=$(command -v runc) || die "runc is not installed" "make cluster-deps installs it"
+	[[ $(findmnt -n -o PROPAGATION /) == private ]] ||
+		die "the root mount is not private (findmnt -o PROPAGATION /): a kubelet's device-plugin directory would show on the host" \
+			"the local cluster gives each kubelet its own mount namespace; run it where / is a private mount (a container, or after mount --make-rprivate /)"
+	mkdir -p "$DEVICE_PLUGIN_DIR"
+	shared_state_dir
 	for i in $(seq 1 "$NODES"); do
 		ip=$(node_ip "$i") nd=$(node_dir "$i") nr=$(node_run "$i") cg=$(node_cgroup "$i")
-		mkdir -p "$nd/containerd" "$nd/cdi" "$nd/cni-conf" "$nd/kubelet" "$nd/pod-logs" "$nd/static-pods" "$nd/driver" "$nr"
+		mkdir -p "$nd/containerd" "$nd/cdi" "$nd/cni-conf" "$nd/kubelet" "$nd/pod-logs" "$nd/static-pods" "$nd/driver" "$nr" "$(node_plugin_dir "$i")"
 		# The kubelet requires its cgroup root to exist in every controller.
 		for c in $(cgroup_controllers); do
 			mkdir -p "$c$cg"
@@ -47,6 +75,8 @@ phase_nodes() {
 		port=$((10250 + 100 * (i - 1)))
 		render_template kubelet.yaml "$nd/kubelet.yaml" NODE="$i" NODE_IP="$ip" NODE_DIR="$nd" NODE_RUN="$nr" NODE_CGROUP="$cg" \
 			PKI="$PKI" KUBELET_PORT="$port" KUBELET_HEALTHZ_PORT="$((port - 2))" FEATURE_GATES_YAML="${gates%$'\n'}"
+		mapfile -t wrap < <(kubelet_wrap "$i")
+		proc_wrap "kubelet$i" "${wrap[@]}"
 		launch "kubelet$i" --ready curl -sf "http://$ip:$((port - 2))/healthz" -- \
 			"$KBIN/kubelet" --config="$nd/kubelet.yaml" --kubeconfig="$PKI/kubelet$i.kubeconfig" \
 			--hostname-override="$ip" --root-dir="$nd/kubelet" --cert-dir="$PKI" --v=2
