@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,23 +47,35 @@ func snapshotRunning(ctx context.Context, ns string, pods ...*v1.Pod) *runningPo
 // restart count went up, and checks that the pods still see their GPUs.
 func (r *runningPods) changed(ctx context.Context, when string) int {
 	GinkgoHelper()
-	changed := 0
+	return len(r.changedPods(ctx, when))
+}
+
+// changedPods are the pods that changed counts.
+func (r *runningPods) changedPods(ctx context.Context, when string) []string {
+	GinkgoHelper()
+	var changed []string
 	for _, p := range r.pods {
 		b := r.before[p.Name]
 		c, err := criInspect(ctx, b.id)
 		if err != nil || c.Status.State != "CONTAINER_RUNNING" || c.Status.StartedAt != b.startedAt {
 			GinkgoWriter.Printf("%s: the container %s of pod %s: %+v (%v)\n", when, b.id, p.Name, c.Status, err)
-			changed++
+			changed = append(changed, p.Name)
 			continue
 		}
 		got, err := cluster.client.CoreV1().Pods(r.ns).Get(ctx, p.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		if got.Status.ContainerStatuses[0].RestartCount > 0 {
-			changed++
+			changed = append(changed, p.Name)
+			continue
 		}
 		// The logs come through the kubelet, which may have just
 		// restarted.
 		Eventually(ctx, func() string { return lastGPUs(ctx, r.ns, p.Name) }).WithTimeout(30*time.Second).Should(Equal(b.gpus), "%s: GPUs of pod %s", when, p.Name)
 	}
 	return changed
+}
+
+// forget stops watching the pods: a later step counts only the others.
+func (r *runningPods) forget(names []string) {
+	r.pods = slices.DeleteFunc(r.pods, func(p *v1.Pod) bool { return slices.Contains(names, p.Name) })
 }

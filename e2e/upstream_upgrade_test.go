@@ -121,7 +121,7 @@ var _ = Describe("Upgrade from draext to upstream releases", Label(upstreamUpgra
 		components := gateCycleComponents(ctx, pluginNodes)
 		// The version skew policy: kube-apiserver, kube-controller-manager,
 		// kube-scheduler, then the kubelets (that of the device-plugin node
-		// last, so that the device plugin registers with it).
+		// last).
 		last := len(components) - 1
 		upOrder := append([]gateComponent{components[0], components[1], components[last]}, components[2:last]...)
 		draNodesAtStart := sliceNodes(ctx)
@@ -168,7 +168,7 @@ var _ = Describe("Upgrade from draext to upstream releases", Label(upstreamUpgra
 			"the extended resource claim of the drained implicit-name pod")
 		drillReport("draext", "%d pods running (explicit name, claim template, device plugin); the implicit-name pod drained and its claim deleted", len(running.pods))
 
-		var problems []string
+		var problems, lost []string
 		for i, step := range steps {
 			By("to " + step.Version + ": kube-apiserver, kube-controller-manager, kube-scheduler, then the kubelets")
 			start := time.Now()
@@ -180,13 +180,18 @@ var _ = Describe("Upgrade from draext to upstream releases", Label(upstreamUpgra
 			// The kubelets re-admitted their pods while the others
 			// restarted: give their status updates time to arrive.
 			time.Sleep(10 * time.Second)
-			changed := running.changed(ctx, step.Version)
-			if changed > 0 {
-				problems = append(problems, fmt.Sprintf("%s: %d running pods lost their container", step.Version, changed))
+			watched := len(running.pods)
+			changed := running.changedPods(ctx, step.Version)
+			if len(changed) > 0 {
+				problems = append(problems, fmt.Sprintf("%s: running pods lost their container: %v", step.Version, changed))
+				// The next steps count the others.
+				running.forget(changed)
+				lost = append(lost, changed...)
 			}
 
-			// What the release reads of what draext stored.
-			stored := storedFields(ctx, ns, explicit.Name, explicitClaim, templateClaim)
+			// What the release reads of what draext stored, of the
+			// pods still running.
+			stored := storedFields(ctx, ns, explicit.Name, explicitClaim, templateClaim, lost)
 			for what, ok := range stored {
 				if !ok {
 					problems = append(problems, fmt.Sprintf("%s: %s", step.Version, what))
@@ -216,9 +221,9 @@ var _ = Describe("Upgrade from draext to upstream releases", Label(upstreamUpgra
 			}
 			Expect(cluster.client.CoreV1().Pods(ns).Delete(ctx, fresh.Name, metav1.DeleteOptions{})).To(Succeed())
 
-			drillReport(step.Version, "all components in %.0fs; running pods whose container restarted or was replaced: %d of %d; stored: %s; "+
+			drillReport(step.Version, "all components in %.0fs; running pods whose container restarted or was replaced: %v of %d; stored: %s; "+
 				"the example driver publishes on %v; a new %s pod %s; kube-scheduler's claim counters: %s; a pod that ended (%s): its claim 1 min later %s, 1 min after deleting the pod %s",
-				took.Seconds(), changed, len(running.pods), describeStored(stored), sliceNodes(ctx), gpuResource, newPod, metricNames, endedPod, released, deleted)
+				took.Seconds(), changed, watched, describeStored(stored), sliceNodes(ctx), gpuResource, newPod, metricNames, endedPod, released, deleted)
 		}
 		Expect(problems).To(BeEmpty(), "what broke on the way (the figures of every step are in the report)")
 	})
@@ -241,7 +246,7 @@ func claimOf(ctx context.Context, ns, pod string) string {
 // running pod's extendedResourceClaimStatus, and its extended resource claim
 // and the template claim still allocated and reserved. The keys say what
 // was checked.
-func storedFields(ctx context.Context, ns, pod, extendedClaim, templateClaim string) map[string]bool {
+func storedFields(ctx context.Context, ns, pod, extendedClaim, templateClaim string, gone []string) map[string]bool {
 	GinkgoHelper()
 	out := map[string]bool{}
 	classV1beta1, err := cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})
@@ -251,10 +256,14 @@ func storedFields(ctx context.Context, ns, pod, extendedClaim, templateClaim str
 	p, err := cluster.client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	out["pod extendedResourceClaimStatus"] = err == nil && p.Status.ExtendedResourceClaimStatus != nil &&
 		p.Status.ExtendedResourceClaimStatus.ResourceClaimName == extendedClaim && len(p.Status.ExtendedResourceClaimStatus.RequestMappings) == 1
-	for what, name := range map[string]string{"extended resource claim": extendedClaim, "template claim": templateClaim} {
-		state := claimState(ctx, ns, name)
-		out[what+" allocated and reserved"] = strings.HasPrefix(state, "exists, allocated: true, reserved for: [")
+	// The claim of a pod that stopped running is released, as it should:
+	// only those of running pods must stay allocated and reserved.
+	if !slices.Contains(gone, pod) {
+		state := claimState(ctx, ns, extendedClaim)
+		out["extended resource claim allocated and reserved"] = strings.HasPrefix(state, "exists, allocated: true, reserved for: [")
 	}
+	state := claimState(ctx, ns, templateClaim)
+	out["template claim allocated and reserved"] = strings.HasPrefix(state, "exists, allocated: true, reserved for: [")
 	return out
 }
 
