@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e e2e-upstream drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -64,6 +64,9 @@ drills: ## On a running cluster (make up NODES=3): the drills under load and fau
 e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md
 	@test -n "$(VERSION)" || { echo "make e2e-upstream: set VERSION, e.g. VERSION=v1.35.4" >&2; exit 2; }
 	@UPSTREAM="$(VERSION)" bash scripts/test/e2e-upstream.sh
+
+upstream-table: ## Write the release columns of the README table "What works, against upstream" from docs/e2e-upstream/v*.md (specs tied to rows by labels row:KEY)
+	@bash scripts/test/upstream-table.sh
 
 upgrade-test: ## Stock v1.33.13 cluster (make build-base) upgraded to the patched binaries with pods running, gate on, downgrade losses measured
 	@bash scripts/test/upgrade-test.sh

@@ -16,7 +16,7 @@ import (
 // read through them.
 
 var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
-	It("is written through v1beta1 and read back through v1beta2", func(ctx context.Context) {
+	It("is written through v1beta1 and read back through v1beta2", Label("row:api"), func(ctx context.Context) {
 		requireGate("DRAExtendedResource")
 		created, err := createDeviceClass(ctx, "example.com/e2e-gpu")
 		Expect(err).NotTo(HaveOccurred())
@@ -39,7 +39,7 @@ var _ = Describe("DeviceClass.spec.extendedResourceName", func() {
 		Entry("an empty string", ""),
 	)
 
-	It("is dropped when the DRAExtendedResource gate is off", func(ctx context.Context) {
+	It("is dropped when the DRAExtendedResource gate is off", Label("row:api"), func(ctx context.Context) {
 		if cluster.gates["DRAExtendedResource"] {
 			Skip("feature gate DRAExtendedResource is on in the kube-apiserver")
 		}

@@ -18,7 +18,7 @@ import (
 // Beyond upstream (patch 0008): skip with -ginkgo.label-filter=!beyond-upstream
 // against clusters of other builds. Pods are created with dryRun=All: the
 // apiserver validates them and returns its warnings, and nothing is scheduled.
-var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream"), func() {
+var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream", "row:quantities"), func() {
 	implicitPod := func(limit, request string) *v1.Pod {
 		name := v1.ResourceName("deviceclass.resource.kubernetes.io/" + *className)
 		pod := shellPod("quantity")

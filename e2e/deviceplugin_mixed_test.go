@@ -13,7 +13,7 @@ import (
 )
 
 var _ = Describe("Mixed clusters", func() {
-	It("serve nvidia.com/gpu from a device-plugin node, without an extended resource claim", func(ctx context.Context) {
+	It("serve nvidia.com/gpu from a device-plugin node, without an extended resource claim", Label("row:mixed"), func(ctx context.Context) {
 		node := devicePluginNode(ctx)
 		ns := newNamespace(ctx)
 		pod := shellPod("device-plugin")

@@ -32,7 +32,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	spec := extendedSpecs()
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
 
-	It("one container asking for nvidia.com/gpu gets a DRA device", func(ctx context.Context) {
+	It("one container asking for nvidia.com/gpu gets a DRA device", Label("row:served"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("one", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		Expect(pod.Spec.NodeName).To(Equal(spec.draNode))
 		claim := spec.claims.extendedClaim(ctx, pod)
@@ -45,7 +45,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 	// kube-scheduler counts each claim it creates under the metric name of
 	// 1.35 and under the name and owner labels of 1.37, so that dashboards
 	// of either release work across an upgrade.
-	It("kube-scheduler counts the claim it creates under the metric names of 1.35 and 1.37", func(ctx context.Context) {
+	It("kube-scheduler counts the claim it creates under the metric names of 1.35 and 1.37", Label("row:metrics"), func(ctx context.Context) {
 		requireSchedulerMetrics()
 		const (
 			old     = `scheduler_resourceclaim_creates_total{status="success"}`
@@ -72,7 +72,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(after[renamed]-before[renamed]).To(Equal(1.0), renamed)
 	})
 
-	It("several extended resources in one container", func(ctx context.Context) {
+	It("several extended resources in one container", Label("row:served"), func(ctx context.Context) {
 		other := v1.ResourceName("draext.dev/e2e-gpu")
 		class, err := createDeviceClass(ctx, string(other))
 		Expect(err).NotTo(HaveOccurred())
@@ -91,7 +91,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(expectMappedGPUs(ctx, pod, claim)["app"]).To(HaveLen(3))
 	})
 
-	It("several containers of one pod get disjoint devices", func(ctx context.Context) {
+	It("several containers of one pod get disjoint devices", Label("row:served"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("containers", spec.draNode, nil, []testContainer{
 			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
 			{name: "b", requests: map[v1.ResourceName]int{gpuResource: 2}},
@@ -109,7 +109,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(gpus["none"]).To(BeEmpty(), "a container without extended resources got GPUs")
 	})
 
-	It("init and sidecar containers", func(ctx context.Context) {
+	It("init and sidecar containers", Label("row:init-sidecar"), func(ctx context.Context) {
 		// A plain init container asking for 2 runs before the sidecar
 		// and the app start: it reuses their two devices, as a device
 		// plugin would count it. The sidecar and the app run together
@@ -129,7 +129,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(gpus["app"]).NotTo(Equal(gpus["sidecar"]))
 	})
 
-	It("a plain init container shares the device of the main container", func(ctx context.Context) {
+	It("a plain init container shares the device of the main container", Label("row:init-sidecar"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("init-shares", spec.draNode,
 			[]testContainer{{name: "init", requests: map[v1.ResourceName]int{gpuResource: 1}}},
 			[]testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
@@ -139,7 +139,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(gpus["init"]).To(Equal(gpus["app"]))
 	})
 
-	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", func(ctx context.Context) {
+	It("explicit (nvidia.com/gpu) and implicit (deviceclass.resource.kubernetes.io/<class>) names", Label("row:served"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("names", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1, implicit: 1}}}))
 		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claimDevices(claim)).To(HaveLen(2))
@@ -153,7 +153,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(expectMappedGPUs(ctx, pod, claim)["app"]).To(HaveLen(2))
 	})
 
-	It("together with a user ResourceClaim", func(ctx context.Context) {
+	It("together with a user ResourceClaim", Label("row:served"), func(ctx context.Context) {
 		user := &resourceapi.ResourceClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "user"},
 			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
@@ -178,7 +178,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		Expect(strings.Split(containerGPUs(ctx, spec.ns, pod.Name, "app"), ",")).To(ConsistOf(want), "the container sees the devices of both claims")
 	})
 
-	It("mixed device-plugin and DRA nodes", func(ctx context.Context) {
+	It("mixed device-plugin and DRA nodes", Label("row:mixed"), func(ctx context.Context) {
 		pluginNode := devicePluginNode(ctx)
 		gpus := []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}
 		dra := runPod(ctx, spec.ns, extendedPod("on-dra", spec.draNode, nil, gpus))
@@ -198,7 +198,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 	})
 
-	It("stays Pending with a message naming the resource when a node has too few devices", func(ctx context.Context) {
+	It("stays Pending with a message naming the resource when a node has too few devices", Label("row:unschedulable"), func(ctx context.Context) {
 		pod := extendedPod("too-many", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 9}}})
 		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -207,7 +207,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate devices for extended resources nvidia.com/gpu"))
 	})
 
-	It("the kubelet rejects extended resources that DRA serves when the pod bypassed the scheduler", func(ctx context.Context) {
+	It("the kubelet rejects extended resources that DRA serves when the pod bypassed the scheduler", Label("row:kubelet"), func(ctx context.Context) {
 		// spec.nodeName bypasses the scheduler: no claim, no mapping. The
 		// kubelet must not start the containers without their devices.
 		for name, resource := range map[string]v1.ResourceName{"bypass-implicit": implicit, "bypass-explicit": gpuResource} {
@@ -238,7 +238,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 				ContainSubstring("cannot allocate unhealthy devices nvidia.com/gpu"))))
 	})
 
-	It("the PodResources API reports each container's own devices under dynamic resources", func(ctx context.Context) {
+	It("the PodResources API reports each container's own devices under dynamic resources", Label("row:kubelet"), func(ctx context.Context) {
 		requirePodResources()
 		pod := runPod(ctx, spec.ns, extendedPod("podresources", spec.draNode, nil, []testContainer{
 			{name: "a", requests: map[v1.ResourceName]int{gpuResource: 1}},
@@ -259,7 +259,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
-	It("a kubelet restart keeps the devices of a running pod, and a new pod gets others", func(ctx context.Context) {
+	It("a kubelet restart keeps the devices of a running pod, and a new pod gets others", Label("row:kubelet"), func(ctx context.Context) {
 		first := runPod(ctx, spec.ns, extendedPod("before-restart", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 2}}}))
 		firstClaim := spec.claims.extendedClaim(ctx, first)
 		before := expectMappedGPUs(ctx, first, firstClaim)["app"]
@@ -313,7 +313,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		}
 	})
 
-	It("the extended resource claim is deleted after success and after failure", func(ctx context.Context) {
+	It("the extended resource claim is deleted after success and after failure", Label("row:finished-claims"), func(ctx context.Context) {
 		for _, tc := range []struct {
 			name, command string
 			phase         v1.PodPhase
@@ -335,7 +335,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		runPod(ctx, spec.ns, extendedPod("next", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 	})
 
-	It("a quota of 2 GPUs admits two pods with one GPU each and rejects a third until one goes", func(ctx context.Context) {
+	It("a quota of 2 GPUs admits two pods with one GPU each and rejects a third until one goes", Label("row:quota"), func(ctx context.Context) {
 		// Each device counts once in each of the three names that can
 		// limit it: the pods ask by the explicit name, their claims
 		// have devices of the class.
@@ -397,7 +397,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 		expectUsed(2)
 	})
 
-	It("restarts of the driver and the scheduler keep a running pod's devices, and a new pod gets others", func(ctx context.Context) {
+	It("restarts of the driver and the scheduler keep a running pod's devices, and a new pod gets others", Label("row:restarts"), func(ctx context.Context) {
 		onePod := func(name string) *v1.Pod {
 			return extendedPod(name, spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
 		}
@@ -436,7 +436,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 
 	// A lifecycle spec (see kep5004_gates_test.go): it restarts every
 	// component twice.
-	It("gate on, off, on", Label(lifecycleLabel), func(ctx context.Context) {
+	It("gate on, off, on", Label("row:kubelet-gate", lifecycleLabel), func(ctx context.Context) {
 		gateCycle(ctx, spec)
 	})
 })

@@ -29,7 +29,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 	spec := extendedSpecs()
 	implicit := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + *className)
 
-	It("a pods/status writer cannot point a running pod at another pod's claim", func(ctx context.Context) {
+	It("a pods/status writer cannot point a running pod at another pod's claim", Label("row:repointed"), func(ctx context.Context) {
 		victim := runPod(ctx, spec.ns, extendedPod("victim", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		victimClaim := spec.claims.extendedClaim(ctx, victim)
 		thief := shellPod("thief")
@@ -82,7 +82,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		Expect(p.Status.ExtendedResourceClaimStatus).To(BeNil(), "the thief's status names a claim")
 	})
 
-	It("a kubelet restarted with DRAExtendedResource off keeps running pods, fails new ones clearly, and serves again once it is on", func(ctx context.Context) {
+	It("a kubelet restarted with DRAExtendedResource off keeps running pods, fails new ones clearly, and serves again once it is on", Label("row:kubelet-gate"), func(ctx context.Context) {
 		running := map[string]v1.ResourceName{"running-implicit": implicit, "running-explicit": gpuResource}
 		containerIDs := map[string]string{}
 		for name, resourceName := range running {
@@ -166,7 +166,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		runPod(ctx, spec.ns, extendedPod("new-gate-on", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 	})
 
-	It("the extended resource claim of a pod deleted with --cascade=orphan is deleted", func(ctx context.Context) {
+	It("the extended resource claim of a pod deleted with --cascade=orphan is deleted", Label("row:orphan"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("orphan", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, pod.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)})).To(Succeed())

@@ -23,7 +23,7 @@ import (
 var _ = Describe("Extended resources served by DRA under load", func() {
 	spec := extendedSpecs()
 
-	It("a burst of 50 short pods gets no scheduling failure once a pod is bound", func(ctx context.Context) {
+	It("a burst of 50 short pods gets no scheduling failure once a pod is bound", Label("row:failure-paths"), func(ctx context.Context) {
 		const count = 50
 		for i := range count {
 			pod := extendedPod(fmt.Sprintf("burst-%02d", i), spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}})
@@ -81,7 +81,7 @@ var _ = Describe("Extended resources served by DRA under load", func() {
 		Expect(failed).To(BeNumerically(">", 0), "FailedScheduling events of pods waiting for GPUs")
 	})
 
-	It("a pod with two claim templates keeps both in its status when one claim is created again", func(ctx context.Context) {
+	It("a pod with two claim templates keeps both in its status when one claim is created again", Label("row:template-claims"), func(ctx context.Context) {
 		for _, name := range []string{"first", "second"} {
 			template := &resourceapi.ResourceClaimTemplate{
 				ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -26,7 +26,7 @@ import (
 var _ = Describe("Extended resources served by DRA against repointed claims and resizes", Label("beyond-upstream"), func() {
 	spec := extendedSpecs()
 
-	It("a restarted container does not get another pod's claim that its status was repointed to", func(ctx context.Context) {
+	It("a restarted container does not get another pod's claim that its status was repointed to", Label("row:repointed"), func(ctx context.Context) {
 		if os.Getenv("E2E_CLUSTER_CTL") == "" {
 			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec stops kube-controller-manager (make e2e sets it for the local cluster)")
 		}
@@ -90,7 +90,7 @@ var _ = Describe("Extended resources served by DRA against repointed claims and 
 		Expect(visibleDevices(ctx, spec.ns, a.Name)).To(Equal(aGPU), "pod a keeps its GPU")
 	})
 
-	It("an in-place resize that adds a cpu request does not charge the GPU twice", func(ctx context.Context) {
+	It("an in-place resize that adds a cpu request does not charge the GPU twice", Label("row:resize"), func(ctx context.Context) {
 		gpuNames := gpuQuotaNames()
 		hard := v1.ResourceList{v1.ResourceRequestsMemory: resource.MustParse("1Gi")}
 		for _, name := range gpuNames {

@@ -28,7 +28,7 @@ import (
 var _ = Describe("Preemption for extended resources served by DRA", func() {
 	spec := extendedSpecs()
 
-	It("a high-priority pod evicts the fewest low-priority GPU pods and gets their GPUs; asking for more than the node has evicts nobody", func(ctx context.Context) {
+	It("a high-priority pod evicts the fewest low-priority GPU pods and gets their GPUs; asking for more than the node has evicts nobody", Label("row:preemption"), func(ctx context.Context) {
 		gpus := nodeGPUs(ctx, spec.draNode)
 		waitNodeGPUsFree(ctx, spec.draNode, gpus)
 		low := createPriorityClass(ctx, spec.ns+"-low", 0)
@@ -99,7 +99,7 @@ var _ = Describe("Preemption for extended resources served by DRA", func() {
 	// held against every lower-priority pod, also one with a claim
 	// template. Before, the Deployment's replacement pod took them and the
 	// preemptor preempted again, as often as the Deployment recreated it.
-	It("a high-priority pod preempts a Deployment's claim-template pods at most once each, and its replacements do not take the freed GPUs", func(ctx context.Context) {
+	It("a high-priority pod preempts a Deployment's claim-template pods at most once each, and its replacements do not take the freed GPUs", Label("row:preemption"), func(ctx context.Context) {
 		gpus := nodeGPUs(ctx, spec.draNode)
 		Expect(gpus).To(BeNumerically(">=", 2), "GPUs of node %s", spec.draNode)
 		waitNodeGPUsFree(ctx, spec.draNode, gpus)

@@ -35,7 +35,7 @@ import (
 var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", Label("beyond-upstream"), func() {
 	spec := extendedSpecs()
 
-	It("one pod asking for more devices than a node has does not stall the scheduler", func(ctx context.Context) {
+	It("one pod asking for more devices than a node has does not stall the scheduler", Label("row:stall"), func(ctx context.Context) {
 		requireAllowed(ctx,
 			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "deviceclasses"},
 			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceslices"},
@@ -103,7 +103,7 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (containers "a", "b"): 18 devices requested by container "a" (9 %[1]s) and container "b" (9 %[1]s), only 16 free devices match`, resourceName))
 	})
 
-	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", func(ctx context.Context) {
+	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", Label("row:stall"), func(ctx context.Context) {
 		if os.Getenv("E2E_CLUSTER_CTL") == "" {
 			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec restarts kube-scheduler with a configuration file (make e2e sets it for the local cluster)")
 		}
@@ -186,7 +186,7 @@ profiles:
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate all claims"), "PodScheduled of pod %s", pod.Name)
 	})
 
-	It("a pod cannot use another pod's extended resource claim", func(ctx context.Context) {
+	It("a pod cannot use another pod's extended resource claim", Label("row:borrowed"), func(ctx context.Context) {
 		a := runPod(ctx, spec.ns, extendedPod("a", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := spec.claims.extendedClaim(ctx, a)
 		gpus := expectMappedGPUs(ctx, a, claim)["app"]

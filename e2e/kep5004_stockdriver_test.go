@@ -102,7 +102,7 @@ func stockEnv(ctx context.Context, ns, pod string) map[string]string {
 }
 
 var _ = Describe("A DRA driver built only on stock published libraries", Label("stock-driver"), func() {
-	It("serves an unchanged pod the extended resource of a DeviceClass created through resource.k8s.io/v1", func(ctx context.Context) {
+	It("serves an unchanged pod the extended resource of a DeviceClass created through resource.k8s.io/v1", Label("row:v1"), func(ctx context.Context) {
 		requireGate("DRAExtendedResource")
 		stockSlices := stockDriverSlices(ctx)
 		for _, s := range stockSlices {

@@ -19,7 +19,7 @@ import (
 var _ = Describe("Extended resources served by DRA and device taints", func() {
 	spec := extendedSpecs("DRADeviceTaints")
 
-	It("a NoExecute DeviceTaintRule on the GPU of a running pod evicts it and releases its claim", func(ctx context.Context) {
+	It("a NoExecute DeviceTaintRule on the GPU of a running pod evicts it and releases its claim", Label("row:taints"), func(ctx context.Context) {
 		pod := runPod(ctx, spec.ns, extendedPod("tainted", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := spec.claims.extendedClaim(ctx, pod)
 		Expect(claim.Status.Allocation.Devices.Results).To(HaveLen(1))

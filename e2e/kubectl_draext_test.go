@@ -30,7 +30,7 @@ import (
 var _ = Describe("kubectl draext", Label("kubectl-draext"), func() {
 	spec := extendedSpecs()
 
-	It("nodes and pod -o json match the slices, claims, node status and pods, with a mixed workload running", func(ctx context.Context) {
+	It("nodes and pod -o json match the slices, claims, node status and pods, with a mixed workload running", Label("row:kubectl-draext"), func(ctx context.Context) {
 		plugin := os.Getenv("E2E_KUBECTL_DRAEXT")
 		if plugin == "" {
 			why := "E2E_KUBECTL_DRAEXT is not set: it names the kubectl-draext binary (make e2e builds it)"

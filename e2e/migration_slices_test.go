@@ -33,7 +33,7 @@ import (
 var _ = Describe("Migration from the device plugin, every slice written", func() {
 	spec := extendedSpecs()
 
-	It("a kubelet restart mid-migration never publishes a held GPU", func(ctx context.Context) {
+	It("a kubelet restart mid-migration never publishes a held GPU", Label("row:migration"), func(ctx context.Context) {
 		migrate := os.Getenv("E2E_CLUSTER_MIGRATE")
 		if migrate == "" {
 			skipOrFail("restart", "E2E_CLUSTER_MIGRATE is not set: the suite cannot move a node between device plugin and DRA (make e2e sets it for the local cluster)")

@@ -26,7 +26,7 @@ import (
 var _ = Describe("Migration from the device plugin", func() {
 	spec := extendedSpecs()
 
-	It("device plugin removed, then DRA takes over", func(ctx context.Context) {
+	It("device plugin removed, then DRA takes over", Label("row:allocatable-zero", "row:migration"), func(ctx context.Context) {
 		migrate := os.Getenv("E2E_CLUSTER_MIGRATE")
 		if migrate == "" {
 			skipOrFail("restart", "E2E_CLUSTER_MIGRATE is not set: the suite cannot move a node between device plugin and DRA (make e2e sets it for the local cluster)")
@@ -106,7 +106,7 @@ var _ = Describe("Migration from the device plugin", func() {
 	// the same resource on one node let claims be allocated GPUs that the
 	// device plugin also gives out. An admin-created ResourceSlice on the
 	// device-plugin node stands for a DRA driver started there by mistake.
-	It("a node that serves nvidia.com/gpu both ways gets a Warning event and is counted", func(ctx context.Context) {
+	It("a node that serves nvidia.com/gpu both ways gets a Warning event and is counted", Label("row:both-ways"), func(ctx context.Context) {
 		requireSchedulerMetrics()
 		node := devicePluginNode(ctx)
 		gauge := fmt.Sprintf("scheduler_extended_resource_nodes_served_both_ways{resource=%q}", gpuResource)

@@ -40,6 +40,11 @@ commands:
   e2e-results VERSION REPORT
                        print the Markdown page of one run of the e2e suite against a release
                        (make e2e-upstream) from Ginkgo's JSON REPORT
+  upstream-table [-check] SUITE README PAGE...
+                       write the release columns of the README table "What works, against
+                       upstream" from the pages of make e2e-upstream, joining their results to
+                       the row labels of the specs in SUITE (the JSON report of a dry run);
+                       -check fails when the README's table is not that one
 `
 
 func main() {
@@ -144,6 +149,15 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("%s: %w", args[1], err)
 		}
 		return result.WriteMarkdown(stdout)
+	case "upstream-table":
+		check := len(args) > 0 && args[0] == "-check"
+		if check {
+			args = args[1:]
+		}
+		if len(args) < 3 {
+			return fmt.Errorf("upstream-table takes a suite report, the README and at least one page\n%s", usage)
+		}
+		return upstreamTable(args[0], args[1], args[2:], check)
 	case "fix-exec-bits":
 		if err := need(1); err != nil {
 			return err
@@ -228,4 +242,62 @@ func table(dir, doc string, check bool) error {
 		return fmt.Errorf("%s: the table of patches differs from the series %s: run make patches-export (or draext-series table %s %s)", doc, dir, dir, doc)
 	}
 	return os.WriteFile(doc, []byte(updated), 0o644)
+}
+
+// upstreamTable rewrites (or, with check, verifies) the release columns of
+// the README's upstream table; the links to the pages are relative to the
+// README.
+func upstreamTable(suitePath, readmePath string, pagePaths []string, check bool) error {
+	data, err := os.ReadFile(suitePath)
+	if err != nil {
+		return err
+	}
+	suite, err := e2ereport.Parse("dry run", bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", suitePath, err)
+	}
+	readmeDir, err := filepath.Abs(filepath.Dir(readmePath))
+	if err != nil {
+		return err
+	}
+	var pages []e2ereport.Page
+	for _, path := range pagePaths {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			_ = f.Close()
+			return err
+		}
+		rel, err := filepath.Rel(readmeDir, abs)
+		if err != nil {
+			_ = f.Close()
+			return err
+		}
+		page, err := e2ereport.ParsePage(filepath.ToSlash(rel), f)
+		if closeErr := f.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return err
+		}
+		pages = append(pages, page)
+	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		return err
+	}
+	table, err := e2ereport.UpstreamTable(string(readme), suite.Specs, pages)
+	if err != nil {
+		return fmt.Errorf("%s: %w", readmePath, err)
+	}
+	if check {
+		if table != string(readme) {
+			return fmt.Errorf("the table of %s is not the one the e2e-upstream pages give: run make upstream-table", readmePath)
+		}
+		return nil
+	}
+	return os.WriteFile(readmePath, []byte(table), 0o644)
 }

@@ -122,7 +122,7 @@ golangci_lint compat/draextside staging_env
 lacks=$(awk '/^## k8s.io\/api / { v = $3 } /field\(s\) of stock that draext lacks/ { printf "%s%s: %s", sep, v, $1; sep = ", " }' "$compat_report")
 info "stock resource.k8s.io/v1 fields that draext lacks: $lacks (list: ${compat_report#"$DRAEXT_ROOT"/})"
 
-step 7 "staging modules: export, reproducibility, staging/example, e2e vet and lint"
+step 7 "staging modules: export, reproducibility, staging/example, e2e vet and lint, README upstream table"
 "$DRAEXT_ROOT/scripts/build/staging.sh" --verify
 (cd "$DRAEXT_ROOT/staging/example" && staging_go vet ./... && staging_go test -count=1 ./... && staging_go build -o "$TOOLS_DIR/kubectl-draext" .)
 (cd "$DRAEXT_ROOT/e2e" && staging_go vet ./...)
@@ -131,6 +131,9 @@ step 7 "staging modules: export, reproducibility, staging/example, e2e vet and l
 golangci_lint staging/example staging_env
 golangci_lint e2e staging_env
 info "staging/example (kubectl-draext) and the e2e suite build against the exported modules and pass golangci-lint"
+# The README's upstream table: every row's specs exist, and the release
+# columns are those the e2e-upstream pages give.
+bash "$DRAEXT_ROOT/scripts/test/upstream-table.sh" --check
 
 step 8 "local cluster: make up, e2e suite, demo, make down PURGE=1 (host-process and DaemonSet driver)"
 # cluster_check REQUIRE ENV...: one cluster with ENV, the suite against it with
