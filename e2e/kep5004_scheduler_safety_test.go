@@ -103,7 +103,7 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (containers "a", "b"): 18 devices requested by container "a" (9 %[1]s) and container "b" (9 %[1]s), only 16 free devices match`, resourceName))
 	})
 
-	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", Label("row:stall"), func(ctx context.Context) {
+	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", Label("row:filter-timeout"), func(ctx context.Context) {
 		if os.Getenv("E2E_CLUSTER_CTL") == "" {
 			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec restarts kube-scheduler with a configuration file (make e2e sets it for the local cluster)")
 		}
