@@ -11,7 +11,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // containerSnapshot is what a running pod's container was when an upgrade
@@ -78,4 +80,24 @@ func (r *runningPods) changedPods(ctx context.Context, when string) []string {
 // forget stops watching the pods: a later step counts only the others.
 func (r *runningPods) forget(names []string) {
 	r.pods = slices.DeleteFunc(r.pods, func(p *v1.Pod) bool { return slices.Contains(names, p.Name) })
+}
+
+// templateGPUPod creates the ResourceClaimTemplate "gpu" (one GPU of the
+// example DeviceClass) in ns and returns a pod, not created yet, pinned to
+// node, whose container gets the claim generated from it.
+func templateGPUPod(ctx context.Context, ns, name, node string) *v1.Pod {
+	GinkgoHelper()
+	template := &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+		}}}}},
+	}
+	_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	pod := shellPod(name)
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
+	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+	return pod
 }

@@ -17,7 +17,6 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -80,18 +79,7 @@ var _ = Describe("Upgrade from stock v1.33.13", Label(upgradeLabel), func() {
 
 		By("stock: a device-plugin pod and a claim-template pod run, under a quota of the three GPU names")
 		quotaNames := createGPUQuota(ctx, ns, 16)
-		template := &resourceapi.ResourceClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
-			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
-			}}}}},
-		}
-		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		templatePod := shellPod("template")
-		templatePod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": draNode}
-		templatePod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
-		templatePod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+		templatePod := templateGPUPod(ctx, ns, "template", draNode)
 		// Restart policy Always: a container that the kubelet restarts or
 		// replaces shows in its restart count and in the CRI.
 		dpPod := extendedPod("device-plugin", pluginNodes[0], nil, []testContainer{{name: "app", requests: gpu}})

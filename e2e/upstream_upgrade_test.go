@@ -132,18 +132,7 @@ var _ = Describe("Upgrade from draext to upstream releases", Label(upstreamUpgra
 		By("draext: an explicit-name pod, an implicit-name pod, a claim-template pod and a device-plugin pod run")
 		Expect(cluster.client.ResourceV1beta1().DeviceClasses().Get(ctx, *className, metav1.GetOptions{})).To(
 			HaveField("Spec.ExtendedResourceName", HaveValue(Equal(string(gpuResource)))), "DeviceClass %s serves %s", *className, gpuResource)
-		template := &resourceapi.ResourceClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
-			Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
-			}}}}},
-		}
-		_, err := cluster.client.ResourceV1beta1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		templatePod := shellPod("template")
-		templatePod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": draNode}
-		templatePod.Spec.Containers[0].Resources = v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}
-		templatePod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+		templatePod := templateGPUPod(ctx, ns, "template", draNode)
 		explicitPod := extendedPod("explicit", draNode, nil, []testContainer{{name: "app", requests: gpu}})
 		implicitPod := extendedPod("implicit", draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{implicitName: 1}}})
 		dpPod := extendedPod("device-plugin", pluginNodes[0], nil, []testContainer{{name: "app", requests: gpu}})
