@@ -174,9 +174,11 @@ profiles:
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "slow"}}
 		_, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		// draext says "timed out after 10ms trying to allocate devices on
+		// the node", 1.34 "timed out trying to allocate devices".
 		Eventually(ctx, func() (string, error) {
 			return scheduledMessage(ctx, spec.ns, pod.Name)
-		}).WithTimeout(time.Minute).Should(ContainSubstring("timed out after 10ms trying to allocate devices on the node"), "PodScheduled of pod %s", pod.Name)
+		}).WithTimeout(time.Minute).Should(MatchRegexp(`timed out (after 10ms )?trying to allocate devices`), "PodScheduled of pod %s", pod.Name)
 
 		By("restarting kube-scheduler as it was: the default, 10s, lets the search end")
 		restartComponent(ctx, "kube-scheduler", before)
