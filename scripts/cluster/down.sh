@@ -63,6 +63,12 @@ for ((i = 1; i <= 9; i++)); do
 	done
 done
 rm -rf "$RUN_DIR"
+# The self-bind of the device-plugin directory that make up made private.
+if [[ -f $PIDS/plugin-dir-mount ]]; then
+	umount "$DEVICE_PLUGIN_DIR" 2>/dev/null || umount -l "$DEVICE_PLUGIN_DIR" 2>/dev/null ||
+		warn "could not unmount $DEVICE_PLUGIN_DIR"
+	rm -f "$PIDS/plugin-dir-mount"
+fi
 
 if [[ $PURGE == 1 ]]; then
 	rm -rf "$STATE_DIR" "$PKI" "$KUBECONFIG_FILE"

@@ -160,7 +160,7 @@ cluster_check() {
 	PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
 	leftovers=$(pgrep -fa "$OUTPUT_DIR/(bin|cluster/bin|tools/etcd)/" || true)
 	[[ -z $leftovers ]] || die "make down left processes behind:" "$leftovers"
-	mounts=$(findmnt -rn -o TARGET | grep -E '^/var/lib/draext-cluster|^/run/draext-cluster' || true)
+	mounts=$(findmnt -rn -o TARGET | grep -E '^/var/lib/draext-cluster|^/run/draext-cluster|^/var/lib/kubelet/device-plugins$' || true)
 	[[ -z $mounts ]] || die "make down left mounts behind:" "$mounts"
 	cgroups=$(ls -d /sys/fs/cgroup/*/draext-node* 2>/dev/null || true)
 	[[ -z $cgroups ]] || die "make down left cgroups behind:" "$cgroups"

@@ -29,14 +29,27 @@ shared_state_dir() {
 	mount --make-rshared "$STATE_DIR" || die "could not make $STATE_DIR a shared mount"
 }
 
+# private_plugin_dir: DEVICE_PLUGIN_DIR as a private mount (bound onto
+# itself), so that what a kubelet binds over it in its mount namespace stays
+# there also where the root mount is shared (systemd makes it so). make down
+# unmounts it ($PIDS/plugin-dir-mount says that make up mounted it).
+private_plugin_dir() {
+	mkdir -p "$DEVICE_PLUGIN_DIR"
+	if ! findmnt -n --target "$DEVICE_PLUGIN_DIR" -o TARGET | grep -qxF "$DEVICE_PLUGIN_DIR"; then
+		mount --bind "$DEVICE_PLUGIN_DIR" "$DEVICE_PLUGIN_DIR" || die "could not bind-mount $DEVICE_PLUGIN_DIR onto itself"
+		touch "$PIDS/plugin-dir-mount"
+	fi
+	mount --make-private "$DEVICE_PLUGIN_DIR" || die "could not make $DEVICE_PLUGIN_DIR a private mount"
+}
+
 # kubelet_wrap I: what starts node I's kubelet (proc_wrap): a mount namespace
 # of its own, where node_plugin_dir is the hard-coded DEVICE_PLUGIN_DIR. Two
 # kubelets on one host would otherwise share the device-plugin socket (the
 # device plugin registers with whichever started last) and the checkpoint of
 # registered plugins (a DRA node's restarted kubelet would read the
-# device-plugin node's and list nvidia.com/gpu: 0 for five minutes). The
-# root mount is private here, so the bind stays in the namespace; STATE_DIR
-# is shared, so the kubelet's volume mounts reach the host.
+# device-plugin node's and list nvidia.com/gpu: 0 for five minutes).
+# DEVICE_PLUGIN_DIR is a private mount, so the bind stays in the namespace;
+# STATE_DIR is shared, so the kubelet's volume mounts reach the host.
 kubelet_wrap() {
 	printf '%s\n' unshare --mount --propagation unchanged -- \
 		sh -c 'mount --bind "$0" "$1" && shift && exec "$@"' "$(node_plugin_dir "$1")" "$DEVICE_PLUGIN_DIR"
@@ -46,10 +59,7 @@ phase_nodes() {
 	local gates i ip nd nr cg c img port runc wrap=()
 	gates=$(kubelet_gates_yaml)
 	runc=$(command -v runc) || die "runc is not installed" "make cluster-deps installs it"
-	[[ $(findmnt -n -o PROPAGATION /) == private ]] ||
-		die "the root mount is not private (findmnt -o PROPAGATION /): a kubelet's device-plugin directory would show on the host" \
-			"the local cluster gives each kubelet its own mount namespace; run it where / is a private mount (a container, or after mount --make-rprivate /)"
-	mkdir -p "$DEVICE_PLUGIN_DIR"
+	private_plugin_dir
 	shared_state_dir
 	for i in $(seq 1 "$NODES"); do
 		ip=$(node_ip "$i") nd=$(node_dir "$i") nr=$(node_run "$i") cg=$(node_cgroup "$i")
