@@ -146,7 +146,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		DeferCleanup(func(ctx context.Context) {
 			// Whatever happened, the node gets its kubelet back.
 			clusterCtl(ctx, "start", kubelet)
-			giveBackDevicePlugin(ctx, node, pluginNodes)
+			waitDevicePluginNodes(ctx, node, pluginNodes)
 		})
 		// It restarts like a Deployment's pod: after the reboot stand-in the
 		// kubelet must create its container again.
@@ -157,7 +157,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		time.Sleep(5 * time.Second)
 		clusterCtl(ctx, "start", kubelet)
 		back := time.Now()
-		giveBackDevicePlugin(ctx, node, pluginNodes)
+		waitDevicePluginNodes(ctx, node, pluginNodes)
 		waiting = waitRunning(ctx, spec.ns, waiting.Name, 3*time.Minute)
 		downFigure := time.Since(back)
 		gpus := visibleDevices(ctx, spec.ns, waiting.Name)
@@ -185,7 +185,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		clusterCtl(ctx, "start", driver)
 		clusterCtl(ctx, "start", kubelet)
 		rebooted := time.Now()
-		giveBackDevicePlugin(ctx, node, pluginNodes)
+		waitDevicePluginNodes(ctx, node, pluginNodes)
 		Eventually(ctx, func() (string, error) {
 			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, waiting.Name, metav1.GetOptions{})
 			if err != nil {

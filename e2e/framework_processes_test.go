@@ -136,13 +136,13 @@ func restartKubeletWith(ctx context.Context, node string, change func(args []str
 	return before
 }
 
-// giveBackDevicePlugin waits, after node's kubelet restarted, until the
+// waitDevicePluginNodes waits, after node's kubelet restarted, until the
 // device plugin serves the device-plugin nodes again (it re-registers when
 // their kubelet restarted too). On the local cluster every kubelet has its
 // own device-plugin directory (a mount namespace per kubelet), so a DRA
 // node's restarted kubelet never takes the device plugin over; on a host
 // whose kubelets share one, restart the device-plugin node's kubelet last.
-func giveBackDevicePlugin(ctx context.Context, node string, pluginNodes []string) {
+func waitDevicePluginNodes(ctx context.Context, node string, pluginNodes []string) {
 	GinkgoHelper()
 	if len(pluginNodes) == 0 || slices.Contains(pluginNodes, node) {
 		return

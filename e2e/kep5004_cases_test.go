@@ -286,7 +286,7 @@ var _ = Describe("Extended resources served by DRA (KEP-5004)", func() {
 			return uids
 		}).WithTimeout(30*time.Second).ShouldNot(BeEmpty(), "within 30 s of the kubelet restart, node %s has no new ResourceSlice of driver %s (before: %v)", spec.draNode, *driverName, oldSlices)
 		By(fmt.Sprintf("published again %.1f s after the restart began", time.Since(restarted).Seconds()))
-		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
+		waitDevicePluginNodes(ctx, spec.draNode, pluginNodes)
 
 		By("the running pod keeps its container and its devices")
 		Consistently(ctx, func() (string, error) {

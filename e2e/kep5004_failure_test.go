@@ -121,14 +121,14 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 			// with the gate off, the node gets its kubelet back as it was.
 			if slices.Contains(componentArgs(ctx, kubelet), "--feature-gates=DRAExtendedResource=false") {
 				restartComponent(ctx, kubelet, original)
-				giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
+				waitDevicePluginNodes(ctx, spec.draNode, pluginNodes)
 			}
 		})
 		restartKubeletWith(ctx, spec.draNode, func(args []string) []string {
 			// A flag wins over the config file's featureGates.
 			return append(args, "--feature-gates=DRAExtendedResource=false")
 		})
-		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
+		waitDevicePluginNodes(ctx, spec.draNode, pluginNodes)
 		expectStillRunning("gate off")
 
 		By("a new pod that the scheduler gives a claim fails with a reason naming the gate, and its claim goes")
@@ -151,7 +151,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 
 		By("restarting the kubelet with the gate on again")
 		restartKubeletWith(ctx, spec.draNode, func([]string) []string { return original })
-		giveBackDevicePlugin(ctx, spec.draNode, pluginNodes)
+		waitDevicePluginNodes(ctx, spec.draNode, pluginNodes)
 		expectStillRunning("gate on again")
 		if os.Getenv("E2E_PODRESOURCES") != "" {
 			for name := range running {

@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 )
 
@@ -321,20 +322,9 @@ func eventualClaimState(ctx context.Context, ns, claim string, timeout time.Dura
 // does) or timeout has passed (then false). Unlike Eventually, running out
 // of time is an answer, not a failure: the upgrade spec records it.
 func pollFor(ctx context.Context, timeout time.Duration, done func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if done() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(2 * time.Second):
-		}
-	}
+	return wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(context.Context) (bool, error) {
+		return done(), nil
+	}) == nil
 }
 
 // claimMetricNames says which of the claim-creation counters of KEP-5004

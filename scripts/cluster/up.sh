@@ -71,9 +71,7 @@ accepted)
 	if [[ $kbin_version =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
 		[[ $FEATURE_GATES != "$DEFAULT_FEATURE_GATES" ]] || FEATURE_GATES=$(known_gates "$KBIN/kube-apiserver" "$FEATURE_GATES")
 		[[ $KUBELET_FEATURE_GATES != "$DEFAULT_KUBELET_FEATURE_GATES" ]] || KUBELET_FEATURE_GATES=$(known_gates "$KBIN/kubelet" "$KUBELET_FEATURE_GATES")
-		RUNTIME_CONFIG=$(served_runtime_config "$KBIN/kube-apiserver" resource.k8s.io/v1 resource.k8s.io/v1beta1 resource.k8s.io/v1beta2 resource.k8s.io/v1alpha3)
-		[[ ,$RUNTIME_CONFIG, == *,resource.k8s.io/v1=true,* ]] ||
-			die "KBIN=$KBIN ($kbin_version) does not serve resource.k8s.io/v1" "use a release from v1.34 on, or make build-base for v1.33"
+		RUNTIME_CONFIG=$(release_runtime_config "$KBIN/kube-apiserver")
 		info "KBIN=$KBIN holds stock $kbin_version: gates $FEATURE_GATES (kubelet: ${KUBELET_FEATURE_GATES:-none}), --runtime-config=$RUNTIME_CONFIG"
 	fi
 	;;

@@ -110,3 +110,24 @@ render_template() {
 			print out line
 		}' "$tmpl" >"$out.tmp" && mv "$out.tmp" "$out" || die "writing $out from ${tmpl#"$DRAEXT_ROOT"/} failed"
 }
+
+# require_own_cluster WHAT: a test target that starts its own local cluster
+# and purges it at the end stops unless it runs as root and no cluster
+# exists: never purge one that holds a user's state.
+require_own_cluster() {
+	[[ $(id -u) == 0 ]] || die "$1 starts a local cluster: run it as root"
+	if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
+		die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: $1 needs a cluster of its own"
+	fi
+}
+
+# print_figures WHAT REPORT START: WHAT's duration since START and the lines
+# of figures its e2e spec wrote into REPORT (drillReport).
+print_figures() {
+	log "$1 ($(($(now_s) - $3))s):"
+	if [[ -s $2 ]]; then
+		sed 's/^/    /' "$2" >&2
+	else
+		info "(no phase got to its figures)"
+	fi
+}

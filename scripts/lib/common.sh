@@ -166,3 +166,15 @@ served_runtime_config() {
 		echo "${enabled[*]}"
 	)
 }
+
+# release_runtime_config BIN: the --runtime-config of the resource.k8s.io
+# versions that the stock kube-apiserver BIN serves, of those draext serves
+# (served_runtime_config); dies when v1 is not among them (make up KBIN=,
+# make upstream-upgrade-test).
+release_runtime_config() {
+	local config
+	config=$(served_runtime_config "$1" resource.k8s.io/v1 resource.k8s.io/v1beta1 resource.k8s.io/v1beta2 resource.k8s.io/v1alpha3)
+	[[ ,$config, == *,resource.k8s.io/v1=true,* ]] ||
+		die "$1 does not serve resource.k8s.io/v1" "use a release from v1.34 on, or make build-base for v1.33"
+	echo "$config"
+}

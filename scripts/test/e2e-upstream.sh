@@ -13,10 +13,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
 [[ -n $UPSTREAM ]] || die "set VERSION, e.g. make e2e-upstream VERSION=v1.35.4"
-[[ $(id -u) == 0 ]] || die "make e2e-upstream starts a local cluster: run it as root"
-if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
-	die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: make e2e-upstream needs a cluster of its own"
-fi
+require_own_cluster "make e2e-upstream"
 WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 kbin=$UPSTREAM_DIR/$UPSTREAM/bin
 out=$OUTPUT_DIR/e2e-upstream/$UPSTREAM

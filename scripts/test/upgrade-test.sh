@@ -11,15 +11,11 @@
 # binaries must be built: this builds nothing heavy.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
-[[ $(id -u) == 0 ]] || die "the upgrade test starts a local cluster: run it as root"
+require_own_cluster "make upgrade-test"
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
 	[[ -x $BASE_BIN_DIR/$b ]] || die "no stock $b in ${BASE_BIN_DIR#"$DRAEXT_ROOT"/}" "make build-base first"
 	[[ -x $BIN_DIR/$b ]] || die "no patched $b in ${BIN_DIR#"$DRAEXT_ROOT"/}" "make build first"
 done
-# The test purges its cluster at the end: never one that holds a user's state.
-if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
-	die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: the upgrade test needs a cluster of its own"
-fi
 # The patched binaries of the committed series (a second or so when they are current).
 WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 report=$OUTPUT_DIR/upgrade/report.txt
@@ -31,12 +27,7 @@ NODES=2 DRIVER=host KBIN=$BASE_BIN_DIR bash "$DRAEXT_ROOT/scripts/cluster/up.sh"
 rc=0
 KUBECONFIG=$KUBECONFIG_FILE E2E_LABEL_FILTER=upgrade E2E_TIMEOUT=30m E2E_DRILL_REPORT=$report E2E_REQUIRE=cluster,driver,device-plugin,restart,upgrade \
 	E2E_BASE_BIN=$(realpath "$BASE_BIN_DIR") E2E_UPGRADE_BIN=$(realpath "$BIN_DIR") bash "$DRAEXT_ROOT/scripts/test/e2e.sh" || rc=$?
-log "upgrade test ($(($(now_s) - start))s):"
-if [[ -s $report ]]; then
-	sed 's/^/    /' "$report" >&2
-else
-	info "(no phase got to its figures)"
-fi
+print_figures "upgrade test" "$report" "$start"
 trap - EXIT
 PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
 ((rc == 0)) || die "the upgrade test failed (see above); figures in ${report#"$DRAEXT_ROOT"/}"

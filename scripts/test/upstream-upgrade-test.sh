@@ -16,11 +16,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
 UPSTREAM_VERSIONS=${UPSTREAM_VERSIONS:-v1.34.4 v1.35.4 v1.36.3 v1.37.2}
-[[ $(id -u) == 0 ]] || die "the upstream upgrade test starts a local cluster: run it as root"
-# The test purges its cluster at the end: never one that holds a user's state.
-if [[ -f $PIDS/nodes || -d $STATE_DIR/etcd ]]; then
-	die "a local cluster exists (running or stopped with its state)" "make down PURGE=1 first: the upstream upgrade test needs a cluster of its own"
-fi
+require_own_cluster "make upstream-upgrade-test"
 out=$OUTPUT_DIR/upstream-upgrade
 rm -rf "$out"
 mkdir -p "$out"
@@ -34,8 +30,7 @@ for v in $UPSTREAM_VERSIONS; do
 	bin=$(realpath "$UPSTREAM_DIR/$v/bin")
 	cp_gates=$(known_gates "$bin/kube-apiserver" "$DEFAULT_FEATURE_GATES")
 	kubelet_gates=$(known_gates "$bin/kubelet" "$DEFAULT_FEATURE_GATES,$DEFAULT_KUBELET_FEATURE_GATES")
-	runtime_config=$(served_runtime_config "$bin/kube-apiserver" resource.k8s.io/v1 resource.k8s.io/v1beta1 resource.k8s.io/v1beta2 resource.k8s.io/v1alpha3)
-	[[ $runtime_config == *resource.k8s.io/v1=true* ]] || die "$v does not serve resource.k8s.io/v1"
+	runtime_config=$(release_runtime_config "$bin/kube-apiserver")
 	info "$v: gates $cp_gates, kubelet gates $kubelet_gates, --runtime-config=$runtime_config"
 	# No quotes or backslashes in these values: plain JSON strings.
 	steps+=("$(printf '{"version": "%s", "bin": "%s", "gates": "%s", "kubeletGates": "%s", "runtimeConfig": "%s"}' \
@@ -53,12 +48,7 @@ rc=0
 KUBECONFIG=$KUBECONFIG_FILE E2E_LABEL_FILTER=upstream-upgrade E2E_TIMEOUT=60m E2E_DRILL_REPORT=$report \
 	E2E_REQUIRE=cluster,driver,device-plugin,restart,scheduler-metrics,upstream-upgrade E2E_UPSTREAM_STEPS=$out/steps.json \
 	bash "$DRAEXT_ROOT/scripts/test/e2e.sh" || rc=$?
-log "upstream upgrade test ($(($(now_s) - start))s without the builds):"
-if [[ -s $report ]]; then
-	sed 's/^/    /' "$report" >&2
-else
-	info "(no step got to its figures)"
-fi
+print_figures "upstream upgrade test, without the builds" "$report" "$start"
 trap - EXIT
 PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
 ((rc == 0)) || die "the upstream upgrade test failed (see above); figures in ${report#"$DRAEXT_ROOT"/}"
