@@ -87,7 +87,7 @@ fetch: ## Get pristine upstream source into _output/kubernetes (module proxy; KU
 patches-apply: ## Apply the series with git am -3 onto branch draext of _output/kubernetes
 	@bash scripts/series/patches-apply.sh
 
-patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normalised
+patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normalised; file numbers stay (RENUMBER=N renumbers N, 2N, ...)
 	@bash scripts/series/patches-export.sh
 
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata

@@ -26,6 +26,11 @@ const usage = `usage: draext-series <command> [args]
 
 commands:
   lint DIR             check a series directory (series file, checksums, names, subjects, trailers)
+  number [-renumber N] COMMITTED DIR
+                       give the patch files that git format-patch wrote into DIR their stable
+                       numbers: a patch keeps the number of the patch with its subject in the
+                       committed series directory COMMITTED, a new one takes the next free
+                       number; -renumber N numbers N, 2N, ... instead; writes DIR/series
   write-sums DIR       record the checksums of series and its patches in DIR/SHA256SUMS
   version DIR          print the version the patched binaries report (GIT_TAG + RELEASE)
   staging-version TAG  print the k8s.io/* staging module version for a release tag
@@ -76,6 +81,26 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "series %s: %d patch(es) on %s, version %s, metadata complete\n", args[0], len(s.Patches), s.GitTag, s.Version())
 		return nil
+	case "number":
+		step := 0
+		if len(args) > 0 && args[0] == "-renumber" {
+			if len(args) < 2 {
+				return fmt.Errorf("number: -renumber takes a step\n%s", usage)
+			}
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 1 {
+				return fmt.Errorf("number: -renumber %q: want a positive step", args[1])
+			}
+			step, args = n, args[2:]
+		}
+		if err := need(2); err != nil {
+			return err
+		}
+		committed, err := series.Committed(args[0])
+		if err != nil {
+			return err
+		}
+		return series.Renumber(args[1], committed, step)
 	case "write-sums":
 		if err := need(1); err != nil {
 			return err

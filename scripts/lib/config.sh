@@ -47,6 +47,9 @@ LOGCHECK_VERSION=${LOGCHECK_VERSION:-v0.11.0}              # sigs.k8s.io/logtool
 # Which release directory of patches/ we work on.
 RELEASE_BRANCH=${RELEASE_BRANCH:-v1.33}
 PATCH_DIR=${PATCH_DIR:-$DRAEXT_ROOT/patches/$RELEASE_BRANCH}
+# make patches-export keeps every patch's file number (gaps allowed); RENUMBER=N
+# numbers the whole series N, 2N, ... once, where a new patch finds no free number.
+RENUMBER=${RENUMBER:-}
 # Everything the scripts fetch, build and run lives here (git-ignored).
 OUTPUT_DIR=${OUTPUT_DIR:-$DRAEXT_ROOT/_output}
 # The upstream tree: pristine base commit tagged GIT_TAG, series on branch draext.

@@ -126,16 +126,22 @@ apply_patch() {
 	fi
 }
 
-# export_series TREE RANGE OUTDIR: the one definition of a normalised series.
+# export_series TREE RANGE OUTDIR [STEP]: the one definition of a normalised series.
 # make patches-export and patches-verify both use it, so they produce
 # identical bytes by construction; make clean compares a tree's branch with it.
+# File numbers are stable: a patch keeps the number of the committed patch
+# with its subject (patches/<release>), a new one takes the next free number
+# (draext-series number); STEP numbers the whole series STEP, 2*STEP, ...
+# instead (make patches-export RENUMBER=STEP).
 export_series() {
-	local tree=$1 range=$2 out=$3
+	local tree=$1 range=$2 out=$3 step=${4:-}
+	local renumber=()
+	[[ -z $step ]] || renumber=(-renumber "$step")
 	mkdir -p "$out"
 	git_isolated -C "$tree" format-patch --quiet \
 		--zero-commit --no-signature --full-index --no-numbered --subject-prefix=PATCH \
 		--no-cover-letter --no-thread --no-signoff --no-notes --find-renames \
 		--filename-max-length=64 --start-number=1 \
 		-o "$out" "$range" >/dev/null
-	(cd "$out" && ls -1 -- *.patch 2>/dev/null || true) >"$out/series"
+	series_tool number "${renumber[@]}" "$PATCH_DIR" "$out"
 }

@@ -2,8 +2,10 @@
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
 # Rewrites patches/<release>/ from branch draext of _output/kubernetes:
-# one normalised `git format-patch` file per commit after the base tag, numbered
-# from 0001, and the series file in that order.
+# one normalised `git format-patch` file per commit after the base tag and the
+# series file in that order. File numbers are stable: a patch keeps its number
+# (matched by subject), so folding or adding one renames no other file; gaps are
+# allowed. RENUMBER=N renumbers the whole series N, 2N, ... once.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 
 TAG=$(git_tag)
@@ -20,7 +22,7 @@ git -C "$KUBE_TREE" merge-base --is-ancestor "refs/tags/$TAG" "refs/heads/$PATCH
 
 tmp=$(mktemp -d "$OUTPUT_DIR/export.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-export_series "$KUBE_TREE" "$range" "$tmp"
+export_series "$KUBE_TREE" "$range" "$tmp" "$RENUMBER"
 
 rm -f "$PATCH_DIR"/*.patch
 cp "$tmp"/*.patch "$PATCH_DIR"/ 2>/dev/null || true

@@ -109,16 +109,17 @@ func Load(dir string) (*Series, error) {
 		return nil, errors.Join(append(errs, err)...)
 	}
 	listed := map[string]bool{}
-	for i, name := range names {
+	for _, name := range names {
 		if listed[name] {
 			errs = append(errs, fmt.Errorf("series: %s is listed twice", name))
 			continue
 		}
 		listed[name] = true
-		p, perrs := loadPatch(dir, name, i+1)
+		p, perrs := loadPatch(dir, name)
 		errs = append(errs, perrs...)
 		s.Patches = append(s.Patches, p)
 	}
+	errs = append(errs, checkOrder(s.Patches)...)
 
 	errs = append(errs, checkSums(dir, names)...)
 
@@ -143,7 +144,7 @@ func (s *Series) Version() string {
 	return fmt.Sprintf("%s-draext.%d", s.GitTag, s.Release)
 }
 
-func loadPatch(dir, name string, position int) (Patch, []error) {
+func loadPatch(dir, name string) (Patch, []error) {
 	p := Patch{File: name}
 	var errs []error
 	fail := func(format string, args ...any) {
@@ -155,8 +156,8 @@ func loadPatch(dir, name string, position int) (Patch, []error) {
 		fail("file name must look like NNNN-<area>-<slug>.patch")
 	} else {
 		p.Number, _ = strconv.Atoi(m[1])
-		if p.Number != position {
-			fail("is number %04d but stands at position %d of series (numbering must be 0001, 0002, ... in series order)", p.Number, position)
+		if p.Number < 1 {
+			fail("number 0000 is not a patch number (numbers start at 0001)")
 		}
 	}
 
@@ -202,6 +203,32 @@ func loadPatch(dir, name string, position int) (Patch, []error) {
 		fail("trailer \"Drop-When:\" is %q: use the release that makes the patch unnecessary (e.g. v1.34) or never", v)
 	}
 	return p, errs
+}
+
+// checkOrder wants patch numbers that rise in series order (gaps are
+// allowed: numbers are stable, see AssignNumbers) and subjects that are
+// unique, because the subject is what keeps a patch's number.
+func checkOrder(patches []Patch) []error {
+	var errs []error
+	last := Patch{}
+	seen := map[string]string{}
+	for _, p := range patches {
+		if p.Number > 0 {
+			if p.Number <= last.Number {
+				errs = append(errs, fmt.Errorf("%s: number %04d stands after %s in series: numbers must rise in series order (gaps are allowed)", p.File, p.Number, last.File))
+			} else {
+				last = p
+			}
+		}
+		if p.Subject == "" {
+			continue
+		}
+		if other, dup := seen[p.Subject]; dup {
+			errs = append(errs, fmt.Errorf("%s: same subject as %s: subjects must be unique, they keep a patch's number across exports", p.File, other))
+		}
+		seen[p.Subject] = p.File
+	}
+	return errs
 }
 
 func validArea(a string) bool {

@@ -112,10 +112,27 @@ func TestLoad(t *testing.T) {
 			series:   []string{"0001-api-add-the-gate.patch"},
 			wantErrs: []string{`file name says area "api" but the subject says "features"`},
 		},
-		"numbering out of order": {
-			files:    map[string]string{"0002-api-add-a-field.patch": patchText("api: add a field", goodMessage)},
-			series:   []string{"0002-api-add-a-field.patch"},
-			wantErrs: []string{"is number 0002 but stands at position 1"},
+		"gaps in the numbering": {
+			files: map[string]string{
+				"0002-features-add-the-gate.patch": patchText("features: add the gate", goodMessage),
+				"0010-api-add-a-field.patch":       patchText("api: add a field", goodMessage),
+			},
+			series: []string{"0002-features-add-the-gate.patch", "0010-api-add-a-field.patch"},
+		},
+		"numbers that do not rise": {
+			files:    map[string]string{p2: patchText("api: add a field", goodMessage), p1: patchText("features: add the gate", goodMessage)},
+			series:   []string{p2, p1},
+			wantErrs: []string{p1 + ": number 0001 stands after " + p2},
+		},
+		"number zero": {
+			files:    map[string]string{"0000-api-add-a-field.patch": patchText("api: add a field", goodMessage)},
+			series:   []string{"0000-api-add-a-field.patch"},
+			wantErrs: []string{"number 0000 is not a patch number"},
+		},
+		"two patches with one subject": {
+			files:    map[string]string{p1: patchText("api: add a field", goodMessage), "0002-api-add-a-field.patch": patchText("api: add a field", goodMessage)},
+			series:   []string{p1, "0002-api-add-a-field.patch"},
+			wantErrs: []string{"0002-api-add-a-field.patch: same subject as " + p1},
 		},
 		"not normalised": {
 			files: map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage), zeroFromLine,
