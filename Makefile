@@ -33,7 +33,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect pr-branches generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -92,6 +92,9 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/series/patches-verify.sh
+
+pr-branches: ## One branch per topic in _output/kubernetes (pr/NN-<topic>), stacked on the base tag, with each pull request description in _output/pr
+	@bash scripts/series/pr-branches.sh
 
 patches-bisect: ## Apply the series patch by patch and type-check what it changed after each
 	@bash scripts/series/patches-bisect.sh

@@ -31,6 +31,10 @@ commands:
                        numbers: a patch keeps the number of the patch with its subject in the
                        committed series directory COMMITTED, a new one takes the next free
                        number; -renumber N numbers N, 2N, ... instead; writes DIR/series
+  topics DIR           print the topics of the series in stacking order, one line each:
+                       the topic id, then its patch files in series order
+  pr DIR TOPIC         print the pull request description of TOPIC, in the sections of
+                       kubernetes/kubernetes' .github/PULL_REQUEST_TEMPLATE.md
   write-sums DIR       record the checksums of series and its patches in DIR/SHA256SUMS
   version DIR          print the version the patched binaries report (GIT_TAG + RELEASE)
   staging-version TAG  print the k8s.io/* staging module version for a release tag
@@ -79,7 +83,10 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error()))
 		}
-		fmt.Fprintf(stdout, "series %s: %d patch(es) on %s, version %s, metadata complete\n", args[0], len(s.Patches), s.GitTag, s.Version())
+		fmt.Fprintf(stdout, "series %s: %d patch(es) in %d topic(s) on %s, version %s, metadata complete\n", args[0], len(s.Patches), len(s.Topics), s.GitTag, s.Version())
+		if mixed := s.Interleaved(); len(mixed) > 0 {
+			fmt.Fprintf(stdout, "  %d patch(es) stand apart from their topic (make pr-branches reorders them), first: %s\n", len(mixed), mixed[0])
+		}
 		return nil
 	case "number":
 		step := 0
@@ -101,6 +108,34 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return err
 		}
 		return series.Renumber(args[1], committed, step)
+	case "topics", "pr":
+		n := 1
+		if cmd == "pr" {
+			n = 2
+		}
+		if err := need(n); err != nil {
+			return err
+		}
+		s, err := series.Load(args[0])
+		if err != nil {
+			return fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error()))
+		}
+		if cmd == "pr" {
+			text, err := s.PullRequest(args[1])
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(stdout, text)
+			return err
+		}
+		for _, t := range s.Topics {
+			files := []string{t.ID}
+			for _, p := range s.TopicPatches(t.ID) {
+				files = append(files, p.File)
+			}
+			fmt.Fprintln(stdout, strings.Join(files, " "))
+		}
+		return nil
 	case "write-sums":
 		if err := need(1); err != nil {
 			return err

@@ -29,8 +29,13 @@ var Areas = []string{
 
 // RequiredTrailers are the metadata lines every patch message must carry.
 // They answer: which upstream change is this (or none), which KEP, how does
-// it differ from upstream, and when can we drop it.
-var RequiredTrailers = []string{"Upstream-PR", "KEP", "Backport-Delta", "Drop-When"}
+// it differ from upstream, when can we drop it, which pull request (topic)
+// it belongs to, and what its release note says.
+var RequiredTrailers = []string{"Upstream-PR", "KEP", "Backport-Delta", "Drop-When", "Topic", "Release-Note"}
+
+// NoReleaseNote is the Release-Note: of a patch users do not notice, as
+// upstream's pull request template spells it.
+const NoReleaseNote = "NONE"
 
 // KEP is the enhancement every patch of this series belongs to.
 const KEP = "5004"
@@ -41,6 +46,7 @@ var (
 	gitTagRE     = regexp.MustCompile(`^v1\.(\d+)\.(\d+)$`)
 	fileNameRE   = regexp.MustCompile(`^(\d{4})-([a-z]+)-[A-Za-z0-9._-]+\.patch$`)
 	subjectRE    = regexp.MustCompile(`^Subject: \[PATCH\] ([a-z]+): (\S.*)$`)
+	authorRE     = regexp.MustCompile(`^(\S.*\S) <[^@<>\s]+@([^@<>\s]+)>$`)
 	trailerRE    = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): ?(.*)$`)
 	upstreamPRRE = regexp.MustCompile(`^(none|https://github\.com/[^/\s]+/[^/\s]+/pull/\d+(, https://github\.com/[^/\s]+/[^/\s]+/pull/\d+)*)$`)
 	dropWhenRE   = regexp.MustCompile(`^(v1\.\d+(\.\d+)?|never)$`)
@@ -56,9 +62,14 @@ type Patch struct {
 	Area string
 	// Subject is the commit subject without "[PATCH]".
 	Subject string
+	// Author is the From: line of the patch.
+	Author string
 	// Trailers holds the last paragraph of the commit message as key/value pairs.
 	Trailers map[string]string
 }
+
+// Topic returns the patch's Topic: trailer.
+func (p Patch) Topic() string { return p.Trailers["Topic"] }
 
 // Series is a parsed patch series directory.
 type Series struct {
@@ -66,6 +77,9 @@ type Series struct {
 	GitTag  string
 	Release int
 	Patches []Patch
+	// Topics are the pull requests the series falls into, in stacking
+	// order (TOPICS.md).
+	Topics []Topic
 }
 
 // ValidateGitTag checks that tag names a Kubernetes v1.x.y release and
@@ -120,6 +134,16 @@ func Load(dir string) (*Series, error) {
 		s.Patches = append(s.Patches, p)
 	}
 	errs = append(errs, checkOrder(s.Patches)...)
+	errs = append(errs, checkAuthors(s.Patches)...)
+	if len(s.Patches) > 0 {
+		topics, err := LoadTopics(dir)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			s.Topics = topics
+			errs = append(errs, checkTopics(s.Patches, topics)...)
+		}
+	}
 
 	errs = append(errs, checkSums(dir, names)...)
 
@@ -171,7 +195,7 @@ func loadPatch(dir, name string) (Patch, []error) {
 		fail("%v", err)
 		return p, errs
 	}
-	p.Area, p.Subject, p.Trailers = hdr.Area, hdr.Subject, hdr.Trailers
+	p.Area, p.Subject, p.Author, p.Trailers = hdr.Area, hdr.Subject, hdr.Author, hdr.Trailers
 	if m != nil && m[2] != hdr.Area {
 		fail("file name says area %q but the subject says %q", m[2], hdr.Area)
 	}
@@ -202,6 +226,9 @@ func loadPatch(dir, name string) (Patch, []error) {
 	if v, ok := hdr.Trailers["Drop-When"]; ok && v != "" && !dropWhenRE.MatchString(v) {
 		fail("trailer \"Drop-When:\" is %q: use the release that makes the patch unnecessary (e.g. v1.34) or never", v)
 	}
+	if v := hdr.Trailers["Release-Note"]; v != NoReleaseNote && strings.EqualFold(v, NoReleaseNote) {
+		fail("trailer \"Release-Note:\" is %q: write %s (upstream's spelling) when users do not notice the patch", v, NoReleaseNote)
+	}
 	return p, errs
 }
 
@@ -231,6 +258,87 @@ func checkOrder(patches []Patch) []error {
 	return errs
 }
 
+// checkAuthors wants one author identity for the whole series, with a name
+// and a mail address a reviewer can write to.
+func checkAuthors(patches []Patch) []error {
+	var errs []error
+	first := ""
+	for _, p := range patches {
+		if p.Author == "" {
+			continue
+		}
+		m := authorRE.FindStringSubmatch(p.Author)
+		switch {
+		case m == nil:
+			errs = append(errs, fmt.Errorf("%s: author %q is not \"Name <address>\": set the project identity (git -c user.name=... -c user.email=... commit --amend --reset-author)", p.File, p.Author))
+			continue
+		case m[2] == "localhost" || !strings.Contains(m[2], "."):
+			errs = append(errs, fmt.Errorf("%s: author %q has a placeholder address: use the project identity", p.File, p.Author))
+			continue
+		}
+		if first == "" {
+			first = p.Author
+		} else if p.Author != first {
+			errs = append(errs, fmt.Errorf("%s: author %q differs from %q: the series has one author, the project identity", p.File, p.Author, first))
+		}
+	}
+	return errs
+}
+
+// checkTopics wants every patch's Topic: described in TOPICS.md, every topic
+// used, and the patches of a topic together in the series, in the order of
+// TOPICS.md, so that each topic is one pull request stacked on those before it.
+func checkTopics(patches []Patch, topics []Topic) []error {
+	var errs []error
+	order := map[string]int{}
+	for i, t := range topics {
+		order[t.ID] = i
+	}
+	used := map[string]bool{}
+	for _, p := range patches {
+		id := p.Topic()
+		if id == "" {
+			continue // missing trailer, reported already
+		}
+		if _, ok := order[id]; !ok {
+			errs = append(errs, fmt.Errorf("%s: topic %q is not described in %s", p.File, id, TopicsFile))
+			continue
+		}
+		used[id] = true
+	}
+	for _, t := range topics {
+		if !used[t.ID] {
+			errs = append(errs, fmt.Errorf("%s: topic %s has no patch (drop it, or name it in a Topic: trailer)", TopicsFile, t.ID))
+		}
+	}
+	return errs
+}
+
+// Interleaved lists, for each topic whose patches do not stand together or
+// stand before a topic that comes earlier in TOPICS.md, the first patch that
+// breaks the stacking order. A series without any is ready for make
+// pr-branches as it is ordered; otherwise the branches reorder it.
+func (s *Series) Interleaved() []string {
+	order := map[string]int{}
+	for i, t := range s.Topics {
+		order[t.ID] = i
+	}
+	var out []string
+	last := -1
+	for _, p := range s.Patches {
+		i, ok := order[p.Topic()]
+		if !ok {
+			continue
+		}
+		if i < last {
+			out = append(out, fmt.Sprintf("%s (topic %s) stands after a patch of topic %s", p.File, p.Topic(), s.Topics[last].ID))
+			continue
+		}
+		last = i
+	}
+	return out
+}
+
 func validArea(a string) bool {
 	for _, x := range Areas {
 		if a == x {
@@ -244,8 +352,10 @@ func validArea(a string) bool {
 type Header struct {
 	ZeroCommit bool
 	Signature  bool
-	Area       string
-	Subject    string
+	// Author is the value of the From: header.
+	Author  string
+	Area    string
+	Subject string
 	// Trailers are the "Key: value" lines of the message's last paragraph.
 	Trailers map[string]string
 }
@@ -257,10 +367,11 @@ func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)
 
-	// Mail header: up to the first empty line. Subject may be folded.
+	// Mail header: up to the first empty line. Subject and From may be
+	// folded (git format-patch folds long ones).
 	first := true
-	var subject string
-	inSubject := false
+	var subject, from string
+	var folding *string
 	for sc.Scan() {
 		line := sc.Text()
 		if first {
@@ -272,13 +383,18 @@ func ParseHeader(data []byte) (*Header, error) {
 			break
 		}
 		switch {
+		case strings.HasPrefix(line, "From: "):
+			from, folding = line, &from
 		case strings.HasPrefix(line, "Subject: "):
-			subject, inSubject = line, true
-		case inSubject && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")):
-			subject += line
+			subject, folding = line, &subject
+		case folding != nil && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")):
+			*folding += line
 		default:
-			inSubject = false
+			folding = nil
 		}
+	}
+	if from != "" {
+		h.Author = strings.Join(strings.Fields(strings.TrimPrefix(from, "From: ")), " ")
 	}
 	if subject == "" {
 		return nil, errors.New("no Subject: header (is this a git format-patch file?)")

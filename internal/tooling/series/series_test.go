@@ -16,6 +16,19 @@ KEP: 5004
 Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653
 Backport-Delta: introduced at 1.33
 Drop-When: v1.34
+Topic: api
+Release-Note: NONE
+`
+
+const goodTopics = `# Topics
+
+## api: DRA extended resources: API
+
+- Kind: feature
+- SIG: node, scheduling
+- Upstream: carry
+
+Adds the fields.
 `
 
 func patchText(subject, message string) string {
@@ -41,7 +54,7 @@ func patchText(subject, message string) string {
 func writeSeries(t *testing.T, files map[string]string, series []string, skipSums bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	base := map[string]string{"GIT_TAG": "v1.33.13\n", "RELEASE": "1\n"}
+	base := map[string]string{"GIT_TAG": "v1.33.13\n", "RELEASE": "1\n", TopicsFile: goodTopics}
 	for k, v := range files {
 		base[k] = v
 	}
@@ -80,7 +93,7 @@ func TestLoad(t *testing.T) {
 		"missing trailers": {
 			files:    map[string]string{p1: patchText("features: add the gate", "Add the gate.\n\nKEP: 5004\n")},
 			series:   []string{p1},
-			wantErrs: []string{p1 + `: missing trailer "Upstream-PR:"`, `missing trailer "Backport-Delta:"`, `missing trailer "Drop-When:"`},
+			wantErrs: []string{p1 + `: missing trailer "Upstream-PR:"`, `missing trailer "Backport-Delta:"`, `missing trailer "Drop-When:"`, `missing trailer "Topic:"`, `missing trailer "Release-Note:"`},
 		},
 		"trailers not in the last paragraph": {
 			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 5004\nUpstream-PR: none\nBackport-Delta: x\nDrop-When: v1.34\n\nMore text.\n")},
@@ -88,9 +101,9 @@ func TestLoad(t *testing.T) {
 			wantErrs: []string{`missing trailer "KEP:"`},
 		},
 		"wrong KEP and bad values": {
-			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 4381\nUpstream-PR: #130653\nBackport-Delta: x\nDrop-When: soon\n")},
+			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 4381\nUpstream-PR: #130653\nBackport-Delta: x\nDrop-When: soon\nTopic: api\nRelease-Note: none\n")},
 			series:   []string{p1},
-			wantErrs: []string{`"KEP:" is "4381"`, `"Upstream-PR:" is "#130653"`, `"Drop-When:" is "soon"`},
+			wantErrs: []string{`"KEP:" is "4381"`, `"Upstream-PR:" is "#130653"`, `"Drop-When:" is "soon"`, `"Release-Note:" is "none": write NONE`},
 		},
 		"empty trailer": {
 			files:    map[string]string{p1: patchText("features: add the gate", "Add.\n\nKEP: 5004\nUpstream-PR: none\nBackport-Delta:\nDrop-When: never\n")},
@@ -133,6 +146,47 @@ func TestLoad(t *testing.T) {
 			files:    map[string]string{p1: patchText("api: add a field", goodMessage), "0002-api-add-a-field.patch": patchText("api: add a field", goodMessage)},
 			series:   []string{p1, "0002-api-add-a-field.patch"},
 			wantErrs: []string{"0002-api-add-a-field.patch: same subject as " + p1},
+		},
+		"topic not described": {
+			files:    map[string]string{p1: patchText("features: add the gate", strings.Replace(goodMessage, "Topic: api", "Topic: quota", 1))},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: topic "quota" is not described in TOPICS.md`, "topic api has no patch"},
+		},
+		"no topics file": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage)},
+			series:   []string{p1},
+			edit:     func(t *testing.T, dir string) { removeFile(t, filepath.Join(dir, TopicsFile)) },
+			wantErrs: []string{"TOPICS.md: no such file"},
+		},
+		"topic without what a pull request needs": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage), TopicsFile: "## api: API\n\n- Kind: feature\n"},
+			series:   []string{p1},
+			wantErrs: []string{`topic api: no "- SIG:" line`, `topic api: no "- Upstream:" line`, "topic api: no text"},
+		},
+		"folded author": {
+			files: map[string]string{
+				p1: strings.Replace(patchText("features: add the gate", goodMessage), "Dev <dev@example.com>", "A Rather Long Project Name\n <dev@example.com>", 1),
+				p2: strings.Replace(patchText("api: add a field", goodMessage), "Dev <dev@example.com>", "A Rather Long Project Name <dev@example.com>", 1),
+			},
+			series: []string{p1, p2},
+		},
+		"placeholder author": {
+			files:    map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage), "Dev <dev@example.com>", "draext developers <draext@localhost>", 1)},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: author "draext developers <draext@localhost>" has a placeholder address`},
+		},
+		"author without address": {
+			files:    map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage), "Dev <dev@example.com>", "draext developers", 1)},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: author "draext developers" is not "Name <address>"`},
+		},
+		"two authors": {
+			files: map[string]string{
+				p1: patchText("features: add the gate", goodMessage),
+				p2: strings.Replace(patchText("api: add a field", goodMessage), "Dev <dev@example.com>", "Other <other@example.com>", 1),
+			},
+			series:   []string{p1, p2},
+			wantErrs: []string{p2 + `: author "Other <other@example.com>" differs from "Dev <dev@example.com>"`},
 		},
 		"not normalised": {
 			files: map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage), zeroFromLine,
@@ -262,5 +316,12 @@ func TestValidateGitTag(t *testing.T) {
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("ValidateGitTag(%q) = %q, %v; want %q, error %v", tc.tag, got, err, tc.want, tc.wantErr)
 		}
+	}
+}
+
+func removeFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,19 +18,43 @@ const (
 
 var pullRE = regexp.MustCompile(`^https://github\.com/([^/\s]+)/([^/\s]+)/pull/(\d+)$`)
 
-// Table returns the series as a Markdown table, one row per patch, made
-// from the patches' own subjects and trailers only: what the patch does,
-// where upstream has it, how it differs and when it goes.
+// Table returns the series as Markdown: per topic, in the stacking order of
+// TOPICS.md, a heading that says whether upstream has the topic (carry),
+// lacks it and it is to be proposed (proposal), or only this series needs
+// it (local), and a table with one row per patch, made from the patches' own
+// subjects and trailers: what the patch does, where upstream has it, how it
+// differs and when it goes.
 func (s *Series) Table() string {
 	var b strings.Builder
-	b.WriteString("| # | Area | What the patch does | Upstream | Differs from upstream | Drop when |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
-	for _, p := range s.Patches {
-		what := strings.TrimPrefix(p.Subject, p.Area+": ")
-		fmt.Fprintf(&b, "| %04d | %s | %s | %s | %s | %s |\n", p.Number, p.Area, cell(what),
-			upstreamCell(p.Trailers["Upstream-PR"]), cell(p.Trailers["Backport-Delta"]), cell(p.Trailers["Drop-When"]))
+	for i, t := range s.Topics {
+		patches := s.TopicPatches(t.ID)
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "### %s\n\nTopic `%s`, %s, %d patch(es); `make pr-branches` makes it branch `pr/%02d-%s`.\n\n",
+			t.Title, t.ID, upstreamWords[t.Upstream], len(patches), i+1, t.ID)
+		writeRows(&b, patches)
+	}
+	if len(s.Topics) == 0 {
+		writeRows(&b, s.Patches)
 	}
 	return b.String()
+}
+
+var upstreamWords = map[string]string{
+	Carry:    "carry (upstream has it)",
+	Proposal: "proposal (beyond upstream, to be proposed)",
+	Local:    "local (beyond upstream, needed only here)",
+}
+
+func writeRows(b *strings.Builder, patches []Patch) {
+	b.WriteString("| # | Area | What the patch does | Upstream | Differs from upstream | Drop when |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, p := range patches {
+		what := strings.TrimPrefix(p.Subject, p.Area+": ")
+		fmt.Fprintf(b, "| %04d | %s | %s | %s | %s | %s |\n", p.Number, p.Area, cell(what),
+			upstreamCell(p.Trailers["Upstream-PR"]), cell(p.Trailers["Backport-Delta"]), cell(p.Trailers["Drop-When"]))
+	}
 }
 
 // upstreamCell links the pull requests of an Upstream-PR trailer, "-" for

@@ -31,6 +31,29 @@ func TestTable(t *testing.T) {
 	}
 }
 
+func TestTableByTopic(t *testing.T) {
+	trailers := func(topic string) map[string]string {
+		return map[string]string{"Topic": topic, "Upstream-PR": "none", "Backport-Delta": "none", "Drop-When": "never"}
+	}
+	s := &Series{
+		Topics: []Topic{{ID: "api", Title: "The API", Upstream: Carry}, {ID: "preemption", Title: "Preemption", Upstream: Proposal}},
+		Patches: []Patch{
+			{Number: 1, Area: "api", Subject: "api: one", Trailers: trailers("api")},
+			{Number: 3, Area: "scheduler", Subject: "scheduler: preempt", Trailers: trailers("preemption")},
+			{Number: 4, Area: "api", Subject: "api: two", Trailers: trailers("api")},
+		},
+	}
+	want := "### The API\n\nTopic `api`, carry (upstream has it), 2 patch(es); `make pr-branches` makes it branch `pr/01-api`.\n\n" +
+		"| # | Area | What the patch does | Upstream | Differs from upstream | Drop when |\n|---|---|---|---|---|---|\n" +
+		"| 0001 | api | one | - | none | never |\n| 0004 | api | two | - | none | never |\n\n" +
+		"### Preemption\n\nTopic `preemption`, proposal (beyond upstream, to be proposed), 1 patch(es); `make pr-branches` makes it branch `pr/02-preemption`.\n\n" +
+		"| # | Area | What the patch does | Upstream | Differs from upstream | Drop when |\n|---|---|---|---|---|---|\n" +
+		"| 0003 | scheduler | preempt | - | none | never |\n"
+	if got := s.Table(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestReplaceTable(t *testing.T) {
 	doc := "# Patches\n\nIntro.\n\n" + TableBegin + "\nold rows\n" + TableEnd + "\n\nAfter.\n"
 	testcases := map[string]struct {

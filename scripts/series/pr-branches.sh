@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Copyright 2026 The draext Authors.
+# SPDX-License-Identifier: Apache-2.0
+# make pr-branches: one git branch per topic of the series in
+# _output/kubernetes, stacked on the base tag in the order of
+# patches/<release>/TOPICS.md: pr/01-<first topic> holds the base tag and that
+# topic's patches, pr/02-<second> adds the second topic's, and so on, so each
+# branch is one pull request on top of the one before it, for review and
+# cherry-picking. Each topic's pull request description (draext-series pr) is
+# written beside them to _output/pr/NN-<topic>.md.
+#
+# Patches are applied by topic, not in series order; where a patch needs a
+# patch of a later topic it does not apply, and the script says which. The
+# last branch must hold exactly the tree of the whole series: that proves the
+# stack is the series, reordered.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
+
+"$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
+TAG=$(git_tag)
+start=$(now_s)
+lint=$(series_tool lint "$PATCH_DIR" 2>&1) || die "the series is not valid, fix it first:" "$lint"
+mapfile -t topics < <(series_tool topics "$PATCH_DIR")
+
+series_wt=$OUTPUT_DIR/pr-series
+stack_wt=$OUTPUT_DIR/pr-stack
+trap 'remove_worktree "$series_wt"; remove_worktree "$stack_wt"' EXIT
+
+log "replaying the series in its order, for the tree the stack must end in"
+fresh_worktree "$series_wt" "refs/tags/$TAG^{commit}"
+for p in $(series_files); do
+	why=$(apply_patch "$series_wt" "$p") || die "patch $(basename "$p") does not apply on $TAG:" "$why"
+done
+want_tree=$(git -C "$series_wt" rev-parse 'HEAD^{tree}')
+
+# Branches of an earlier run go: a topic may have been renamed or dropped.
+mapfile -t old < <(git -C "$KUBE_TREE" for-each-ref --format='%(refname:short)' 'refs/heads/pr/')
+[[ ${#old[@]} -eq 0 ]] || git -C "$KUBE_TREE" branch --quiet -D "${old[@]}"
+rm -rf "$OUTPUT_DIR/pr"
+mkdir -p "$OUTPUT_DIR/pr"
+
+fresh_worktree "$stack_wt" "refs/tags/$TAG^{commit}"
+i=0
+for line in "${topics[@]}"; do
+	read -r topic files <<<"$line"
+	i=$((i + 1))
+	name=$(printf '%02d-%s' "$i" "$topic")
+	n=0
+	for f in $files; do
+		if ! why=$(apply_patch "$stack_wt" "$PATCH_DIR/$f"); then
+			die "topic $topic: $f does not apply on the topics before it (pr/$(printf '%02d' "$((i - 1))")-*):" "$why" \
+				"it needs a patch of a later topic: move that patch (or this one) so that each topic needs only the topics before it in TOPICS.md"
+		fi
+		n=$((n + 1))
+	done
+	git -C "$KUBE_TREE" branch --quiet -f "pr/$name" "$(git -C "$stack_wt" rev-parse HEAD)"
+	series_tool pr "$PATCH_DIR" "$topic" >"$OUTPUT_DIR/pr/$name.md"
+	info "pr/$name: $n patch(es), description in ${OUTPUT_DIR#"$DRAEXT_ROOT"/}/pr/$name.md"
+done
+
+got_tree=$(git -C "$stack_wt" rev-parse 'HEAD^{tree}')
+if [[ $got_tree != "$want_tree" ]]; then
+	die "the last topic branch does not hold the tree of the series: applied by topic, the patches give another result:" \
+		"$(git -C "$series_wt" diff --stat HEAD "$(git -C "$stack_wt" rev-parse HEAD)" | tail -5)" \
+		"a patch depends on the order of patches of other topics: move it into the topic it needs"
+fi
+log "pr-branches: ${#topics[@]} topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, the last with the series' tree ($(($(now_s) - start))s)"
