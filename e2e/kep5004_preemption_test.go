@@ -95,7 +95,7 @@ var _ = Describe("Preemption for extended resources served by DRA", func() {
 		}
 	})
 
-	// Patch 0090: the devices that preemption frees for a nominated pod are
+	// Topic preemption: the devices that preemption frees for a nominated pod are
 	// held against every lower-priority pod, also one with a claim
 	// template. Before, the Deployment's replacement pod took them and the
 	// preemptor preempted again, as often as the Deployment recreated it.
