@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Beyond upstream (patch 0008): skip with -ginkgo.label-filter=!beyond-upstream
+// Beyond upstream (patch 0080): skip with -ginkgo.label-filter=!beyond-upstream
 // against clusters of other builds. Pods are created with dryRun=All: the
 // apiserver validates them and returns its warnings, and nothing is scheduled.
 var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream", "row:quantities"), func() {
