@@ -50,6 +50,10 @@ var (
 	trailerRE    = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): ?(.*)$`)
 	upstreamPRRE = regexp.MustCompile(`^(none|https://github\.com/[^/\s]+/[^/\s]+/pull/\d+(, https://github\.com/[^/\s]+/[^/\s]+/pull/\d+)*)$`)
 	dropWhenRE   = regexp.MustCompile(`^(v1\.\d+(\.\d+)?|never)$`)
+	// patchNumberRE finds a message that names another patch by its file
+	// number, which a renumbering, a fold or a pull request of one topic
+	// makes meaningless.
+	patchNumberRE = regexp.MustCompile(`(?i)\bpatch(es)?\s+\d{4}\b`)
 )
 
 // Patch is one entry of the series.
@@ -226,6 +230,9 @@ func loadPatch(dir, name string) (Patch, []error) {
 	if v, ok := hdr.Trailers["Drop-When"]; ok && v != "" && !dropWhenRE.MatchString(v) {
 		fail("trailer \"Drop-When:\" is %q: use the release that makes the patch unnecessary (e.g. v1.34) or never", v)
 	}
+	if m := patchNumberRE.FindString(hdr.Body); m != "" {
+		fail("the message names another patch by number (%q): name it by its subject or topic, numbers change when patches are folded or split", m)
+	}
 	if v := hdr.Trailers["Release-Note"]; v != NoReleaseNote && strings.EqualFold(v, NoReleaseNote) {
 		fail("trailer \"Release-Note:\" is %q: write %s (upstream's spelling) when users do not notice the patch", v, NoReleaseNote)
 	}
@@ -356,6 +363,8 @@ type Header struct {
 	Author  string
 	Area    string
 	Subject string
+	// Body is the commit message after the subject, trailers included.
+	Body string
 	// Trailers are the "Key: value" lines of the message's last paragraph.
 	Trailers map[string]string
 }
@@ -406,7 +415,7 @@ func ParseHeader(data []byte) (*Header, error) {
 	h.Area, h.Subject = m[1], m[1]+": "+m[2]
 
 	// Commit message body: up to the "---" line that starts the diffstat.
-	var paragraph []string
+	var paragraph, body []string
 	sawSeparator := false
 	for sc.Scan() {
 		line := sc.Text()
@@ -414,6 +423,7 @@ func ParseHeader(data []byte) (*Header, error) {
 			sawSeparator = true
 			break
 		}
+		body = append(body, line)
 		if strings.TrimSpace(line) == "" {
 			if len(paragraph) > 0 {
 				paragraph = paragraph[:0]
@@ -425,6 +435,7 @@ func ParseHeader(data []byte) (*Header, error) {
 	if !sawSeparator {
 		return nil, errors.New(`no "---" line after the commit message`)
 	}
+	h.Body = strings.Join(body, "\n")
 	for _, line := range paragraph {
 		if tm := trailerRE.FindStringSubmatch(line); tm != nil {
 			h.Trailers[tm[1]] = strings.TrimSpace(tm[2])

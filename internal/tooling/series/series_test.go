@@ -163,6 +163,11 @@ func TestLoad(t *testing.T) {
 			series:   []string{p1},
 			wantErrs: []string{`topic api: no "- SIG:" line`, `topic api: no "- Upstream:" line`, "topic api: no text"},
 		},
+		"a patch named by number": {
+			files:    map[string]string{p1: patchText("features: add the gate", "Fix what patch 0016 did.\n\n"+goodMessage[len("Add the gate.\n\n"):])},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: the message names another patch by number ("patch 0016")`},
+		},
 		"folded author": {
 			files: map[string]string{
 				p1: strings.Replace(patchText("features: add the gate", goodMessage), "Dev <dev@example.com>", "A Rather Long Project Name\n <dev@example.com>", 1),
