@@ -21,7 +21,7 @@ import (
 // What a writer of pods/status can make of the node and of quota (issue
 // 40, beyond upstream): a template claim's name in the pod status,
 // repointed at another pod's claim, does not hand that pod's GPU to a
-// restarted container (patch 0690); an in-place resize that adds a request
+// restarted container (patch 0390); an in-place resize that adds a request
 // does not charge the pod's GPU twice (topic quota).
 var _ = Describe("Extended resources served by DRA against repointed claims and resizes", Label("beyond-upstream"), func() {
 	spec := extendedSpecs()

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Preemption on a DRA node (beyond upstream, patch 0550): a pod with a higher
+// Preemption on a DRA node (beyond upstream, patch 0520): a pod with a higher
 // priority evicts pods whose own extended resource claims hold the GPUs it
 // needs, as it would on a device-plugin node, and no more of them.
 var _ = Describe("Preemption for extended resources served by DRA", func() {

@@ -26,12 +26,12 @@ import (
 // What any pod author can make of kube-scheduler and the kubelet through
 // extended resources (beyond upstream): a pod that asks for more
 // devices than its node has is refused at once, saying how many, while the
-// pods behind it get scheduled (patches 0610, 0620); a pod that names another
+// pods behind it get scheduled (patches 0560, 0570); a pod that names another
 // pod's extended resource claim in spec.resourceClaims is refused by the
 // scheduler (0630), and by the kubelet when it is bound without the scheduler
 // (0640), the claim is never reserved for it (0650), and the owner keeps its
 // GPU. The per-node limit of Filter is kube-scheduler's DynamicResources
-// filterTimeout (0680).
+// filterTimeout (0600).
 var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", Label("beyond-upstream"), func() {
 	spec := extendedSpecs()
 

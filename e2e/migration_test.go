@@ -102,7 +102,7 @@ var _ = Describe("Migration from the device plugin", func() {
 		Expect(visibleDevices(ctx, spec.ns, next.Name)).To(Equal(held), "GPU of pod %s", next.Name)
 	})
 
-	// Patch 0520: a device plugin and DRA devices of the class that names
+	// Patch 0270: a device plugin and DRA devices of the class that names
 	// the same resource on one node let claims be allocated GPUs that the
 	// device plugin also gives out. An admin-created ResourceSlice on the
 	// device-plugin node stands for a DRA driver started there by mistake.

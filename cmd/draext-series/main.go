@@ -84,9 +84,6 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error()))
 		}
 		fmt.Fprintf(stdout, "series %s: %d patch(es) in %d topic(s) on %s, version %s, metadata complete\n", args[0], len(s.Patches), len(s.Topics), s.GitTag, s.Version())
-		if mixed := s.Interleaved(); len(mixed) > 0 {
-			fmt.Fprintf(stdout, "  %d patch(es) stand apart from their topic (make pr-branches reorders them), first: %s\n", len(mixed), mixed[0])
-		}
 		return nil
 	case "number":
 		step := 0

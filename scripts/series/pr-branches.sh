@@ -9,10 +9,11 @@
 # cherry-picking. Each topic's pull request description (draext-series pr) is
 # written beside them to _output/pr/NN-<topic>.md.
 #
-# Patches are applied by topic, not in series order; where a patch needs a
-# patch of a later topic it does not apply, and the script says which. The
-# last branch must hold exactly the tree of the whole series: that proves the
-# stack is the series, reordered.
+# draext-series lint wants the patches of a topic together, in the order of
+# TOPICS.md, so the branches cut the series into topics. They are built by
+# applying the patches topic by topic all the same, and the last branch must
+# hold exactly the tree of the whole series: a patch that needed one of a
+# later topic would not apply, and the script would say which.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 
 "$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"

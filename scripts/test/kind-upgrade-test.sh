@@ -64,7 +64,7 @@ stock_image=localhost/draext/kind-node:$STOCK
 timed node-image-stock env BASE=1 NODE_IMAGE="$stock_image" bash "$DRAEXT_ROOT/scripts/kind/node-image.sh"
 stock_config=$KDIR/multi-node-offline-stock.yaml
 # A stock kube-apiserver refuses resource.k8s.io/v1 (the series' patches
-# 0710-0770) in --runtime-config: the stock cluster goes without it.
+# 0700-0760) in --runtime-config: the stock cluster goes without it.
 sed "/^  $GATE: /d; /^  resource.k8s.io\/v1: /d" "$DRAEXT_ROOT/kind-configs/multi-node-offline.yaml" >"$stock_config"
 ! grep -q "$GATE" <(grep -v '^ *#' "$stock_config") || die "could not take $GATE out of kind-configs/multi-node-offline.yaml"
 timed kind-up-stock env RELEASE_DIR="$REL" KIND_CONFIG="$stock_config" NODE_IMAGE="$stock_image" \

@@ -318,13 +318,16 @@ func checkTopics(patches []Patch, topics []Topic) []error {
 			errs = append(errs, fmt.Errorf("%s: topic %s has no patch (drop it, or name it in a Topic: trailer)", TopicsFile, t.ID))
 		}
 	}
+	s := &Series{Patches: patches, Topics: topics}
+	for _, why := range s.Interleaved() {
+		errs = append(errs, fmt.Errorf("%s: the patches of a topic stand together, in the order of %s, so that each topic is one pull request on the ones before it (move the patch or fix its Topic: trailer)", why, TopicsFile))
+	}
 	return errs
 }
 
-// Interleaved lists, for each topic whose patches do not stand together or
-// stand before a topic that comes earlier in TOPICS.md, the first patch that
-// breaks the stacking order. A series without any is ready for make
-// pr-branches as it is ordered; otherwise the branches reorder it.
+// Interleaved lists the patches that break the stacking order: a patch that
+// stands after a patch of a topic that comes later in TOPICS.md. Lint refuses
+// them, so that make pr-branches only has to cut the series into topics.
 func (s *Series) Interleaved() []string {
 	order := map[string]int{}
 	for i, t := range s.Topics {

@@ -168,6 +168,16 @@ func TestLoad(t *testing.T) {
 			series:   []string{p1},
 			wantErrs: []string{p1 + `: the message names another patch by number ("patch 0016")`},
 		},
+		"a topic split by another one": {
+			files: map[string]string{
+				p1:                                 patchText("features: add the gate", goodMessage),
+				p2:                                 patchText("api: add a field", strings.Replace(goodMessage, "Topic: api", "Topic: quota", 1)),
+				"0003-api-add-another-field.patch": patchText("api: add another field", goodMessage),
+				TopicsFile:                         goodTopics + "\n## quota: Quota\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n\nCounts.\n",
+			},
+			series:   []string{p1, p2, "0003-api-add-another-field.patch"},
+			wantErrs: []string{"0003-api-add-another-field.patch (topic api) stands after a patch of topic quota: the patches of a topic stand together"},
+		},
 		"folded author": {
 			files: map[string]string{
 				p1: strings.Replace(patchText("features: add the gate", goodMessage), "Dev <dev@example.com>", "A Rather Long Project Name\n <dev@example.com>", 1),
