@@ -69,7 +69,7 @@ func (s *Series) PullRequest(id string) (string, error) {
 	}
 
 	w("\n#### What this PR does / why we need it:\n\n%s\n\n", t.Text)
-	w("The pull request has %d commit(s), each building and passing its tests on its own:\n\n", len(patches))
+	w("The pull request has %d commit(s); each builds and vets on its own (make patches-bisect checks it):\n\n", len(patches))
 	for _, p := range patches {
 		w("- %s\n", p.Subject)
 	}
