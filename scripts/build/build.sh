@@ -101,6 +101,7 @@ tags=selinux,notest
 inputs=$(tree_inputs "$TREE_DIR" "$commit $VERSION $(go version) $ldflags $tags")
 
 mkdir -p "$OUT_DIR"
+check_disk_space 8 "make build" "$(go env GOCACHE)" "$OUTPUT_DIR"
 total_start=$(now_s)
 n=0
 for w in "${what[@]}"; do

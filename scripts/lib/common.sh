@@ -26,6 +26,23 @@ export GOFLAGS=${GOFLAGS:--buildvcs=false}
 log() { printf '==> %s\n' "$*" >&2; }
 info() { printf '    %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
+# check_disk_space MIN_GIB WHAT DIR...: warn, without failing, when the file
+# system of a DIR has less than MIN_GIB GiB free. A full disk fails a build in
+# the middle with "no space left on device", and the Go build cache grows with
+# every state of the series that is built (bisect, builds of other releases).
+check_disk_space() {
+	local min=$1 what=$2 dir free
+	shift 2
+	for dir in "$@"; do
+		[[ -d $dir ]] || continue
+		free=$(df -Pk "$dir" | awk 'NR == 2 { print int($4 / 1048576) }')
+		[[ $free =~ ^[0-9]+$ ]] || continue
+		if ((free < min)); then
+			warn "$what: only $free GiB free on the file system of $dir (want $min GiB); the Go build cache is $(go env GOCACHE 2>/dev/null): go clean -cache frees it, and the next builds are cold"
+		fi
+	done
+}
+
 die() {
 	printf 'ERROR: %s\n' "$1" >&2
 	shift

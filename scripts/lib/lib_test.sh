@@ -33,6 +33,16 @@ json=$(printf '{\n\t"Path": "a.example/x",\n\t"Version": "v1.0.0",\n\t"Dir": "/c
 got=$(run_lib "go_mod_json_dir '$json' a.example/x; go_mod_json_dir '$json' b.example/y")
 if [[ $got == $'/cache/a.example/x@v1.0.0\nrc=0' ]]; then pass "go_mod_json_dir: Dir of a module, nothing for one with an Error"; else fail "go_mod_json_dir" "$got"; fi
 
+# --- check_disk_space --------------------------------------------------------
+# A warning, never a failure: with an impossible minimum it names the
+# directory and the way out; with 0 it says nothing.
+got=$(run_lib "check_disk_space 100000000 'make test' '$T'; check_disk_space 0 'make test' '$T' /nonexistent; echo done")
+if [[ $(grep -c '^WARNING: make test: only ' <<<"$got") == 1 && $got == *"file system of $T"* && $got == *"go clean -cache"* && $got == *$'done\nrc=0' ]]; then
+	pass "check_disk_space: warns once below the minimum, quiet otherwise, never fails"
+else
+	fail "check_disk_space" "$got"
+fi
+
 # --- module_dir ----------------------------------------------------------------
 # A version that is not in the cache, with the proxy off: one ERROR line that
 # names module and version, status 1.

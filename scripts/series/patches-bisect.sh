@@ -13,6 +13,7 @@ fresh_worktree "$wt" "refs/tags/$TAG^{commit}"
 trap 'remove_worktree "$wt"' EXIT
 
 mapfile -t patches < <(series_files)
+check_disk_space 8 "make patches-bisect" "$(go env GOCACHE)" "$OUTPUT_DIR"
 start=$(now_s)
 for i in "${!patches[@]}"; do
 	p=${patches[$i]}
