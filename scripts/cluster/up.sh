@@ -131,6 +131,8 @@ wait_for() {
 	done
 }
 
+# The API versions of this cluster's binaries, not of the last cluster's.
+rm -rf "$KUBECTL_CACHE"
 phase_pki
 phase_control_plane
 phase_nodes

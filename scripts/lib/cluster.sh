@@ -80,7 +80,13 @@ cgroup_hierarchies() {
 	done
 }
 
-kubectl_() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
+# KUBECTL_CACHE is the discovery cache of kubectl_, one per cluster: every
+# local cluster listens on 127.0.0.1:6443, and kubectl's default cache
+# (~/.kube/cache, kept for hours) would answer for one cluster with what an
+# earlier one served (draext's resource.k8s.io/v1 for a stock v1.33.13 one,
+# so "the server could not find the requested resource"). make up empties it.
+KUBECTL_CACHE=$CLUSTER_DIR/kubectl-cache
+kubectl_() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$KUBECTL_CACHE" "$@"; }
 
 # render_template TEMPLATE OUT NAME=VALUE...: OUT is TEMPLATE (under
 # scripts/cluster/templates) with each ${NAME} replaced by its VALUE. A
