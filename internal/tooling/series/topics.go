@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -173,7 +174,7 @@ func (t *Topic) check() []error {
 		fail("no \"- Kind:\" line (one or more of %s)", strings.Join(Kinds, ", "))
 	}
 	for _, k := range t.Kinds {
-		if !contains(Kinds, k) {
+		if !slices.Contains(Kinds, k) {
 			fail("kind %q is not one of %s", k, strings.Join(Kinds, ", "))
 		}
 	}
@@ -205,13 +206,4 @@ func LoadTopics(dir string) ([]Topic, error) {
 		return nil, err
 	}
 	return ParseTopics(data)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
