@@ -37,24 +37,46 @@ const (
 	stockEnvEnd = "STOCK-ENV-END"
 )
 
+// stockSliceWait bounds the wait for the stock driver's slices. A kubelet
+// that starts deletes every ResourceSlice of its node, and a driver on the
+// stock k8s.io/dynamic-resource-allocation publishes again only after its
+// resourceslice controller's sync delay (DefaultSyncDelay, 30 s in v0.34;
+// about 57 s measured after a kubelet restart on make up): a spec that runs
+// after one that restarted the kubelet finds the node without them for that
+// long.
+const stockSliceWait = 2 * time.Minute
+
 // stockDriverSlices are the stock driver's ResourceSlices, read through
-// resource.k8s.io/v1; the spec is skipped (failed with E2E_REQUIRE naming
-// stock-driver) when v1 is not served or the driver does not run.
+// resource.k8s.io/v1, waiting up to stockSliceWait for them; the spec is
+// skipped (failed with E2E_REQUIRE naming stock-driver) when v1 is not served
+// or the driver publishes nothing in that time.
 func stockDriverSlices(ctx context.Context) []resourcev1.ResourceSlice {
 	GinkgoHelper()
-	list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		skipOrFail("stock-driver", "kube-apiserver does not serve resource.k8s.io/v1 (--runtime-config=resource.k8s.io/v1=true)")
-	}
-	Expect(err).NotTo(HaveOccurred())
 	var out []resourcev1.ResourceSlice
-	for _, s := range list.Items {
-		if s.Spec.Driver == *stockDriverName {
-			out = append(out, s)
+	deadline := time.Now().Add(stockSliceWait)
+	for {
+		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			skipOrFail("stock-driver", "kube-apiserver does not serve resource.k8s.io/v1 (--runtime-config=resource.k8s.io/v1=true)")
+		}
+		Expect(err).NotTo(HaveOccurred())
+		out = out[:0]
+		for _, s := range list.Items {
+			if s.Spec.Driver == *stockDriverName {
+				out = append(out, s)
+			}
+		}
+		if len(out) > 0 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			Fail(fmt.Sprintf("waiting for a ResourceSlice of driver %s: %v", *stockDriverName, ctx.Err()))
+		case <-time.After(2 * time.Second):
 		}
 	}
 	if len(out) == 0 {
-		skipOrFail("stock-driver", fmt.Sprintf("no ResourceSlice of driver %s: the driver built on stock libraries does not run in this cluster (scripts/cluster/phases/stockdriver.sh starts it)", *stockDriverName))
+		skipOrFail("stock-driver", fmt.Sprintf("no ResourceSlice of driver %s after %s: the driver built on stock libraries does not run in this cluster (scripts/cluster/phases/stockdriver.sh starts it)", *stockDriverName, stockSliceWait))
 	}
 	return out
 }
