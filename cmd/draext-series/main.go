@@ -46,9 +46,10 @@ commands:
   table DIR DOC        write the table of the series' patches (subjects and trailers) into the
                        Markdown document DOC, between its BEGIN and END markers
   table-check DIR DOC  fail when the table in DOC is not the one the series gives
-  e2e-results VERSION REPORT
+  e2e-results [-merge PAGE FOCUS] VERSION REPORT
                        print the Markdown page of one run of the e2e suite against a release
-                       (make e2e-upstream) from Ginkgo's JSON REPORT
+                       (make e2e-upstream) from Ginkgo's JSON REPORT; -merge: of a run focused
+                       on FOCUS, print PAGE with the rows of the specs that the run ran replaced
   upstream-table [-check] SUITE README PAGE...
                        write the release columns of the README table "What works, against
                        upstream" from the pages of make e2e-upstream, joining their results to
@@ -194,6 +195,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		return nil
 	case "e2e-results":
+		var pagePath, focus string
+		if len(args) > 0 && args[0] == "-merge" {
+			if len(args) != 5 {
+				return fmt.Errorf("e2e-results -merge takes a page, the focus, the version and the report\n%s", usage)
+			}
+			pagePath, focus, args = args[1], args[2], args[3:]
+		}
 		if err := need(2); err != nil {
 			return err
 		}
@@ -204,6 +212,19 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		result, err := e2ereport.Parse(args[0], bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%s: %w", args[1], err)
+		}
+		if pagePath != "" {
+			pageData, err := os.ReadFile(pagePath)
+			if err != nil {
+				return err
+			}
+			page, err := e2ereport.ReadPage(pagePath, bytes.NewReader(pageData))
+			if err != nil {
+				return err
+			}
+			if result, err = e2ereport.Merge(page, result, focus); err != nil {
+				return fmt.Errorf("%s: %w", pagePath, err)
+			}
 		}
 		return result.WriteMarkdown(stdout)
 	case "upstream-table":

@@ -10,9 +10,15 @@
 # _output/e2e-upstream/<version>/). The target fails only when the cluster or
 # the suite could not run, not when a spec fails on upstream. It takes about
 # an hour (E2E_UPSTREAM_TIMEOUT_MIN, default 120, bounds the suite).
+# FOCUS=<regex> runs only the specs whose text matches (Ginkgo's focus) and
+# replaces their rows in the existing page, which then says when they ran:
+# how a new or changed spec gets its result without running the whole suite.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
 [[ -n $UPSTREAM ]] || die "set VERSION, e.g. make e2e-upstream VERSION=v1.35.4"
+FOCUS=${FOCUS:-}
+doc=$DRAEXT_ROOT/docs/e2e-upstream/$UPSTREAM.md
+[[ -z $FOCUS || -f $doc ]] || die "FOCUS= replaces rows of ${doc#"$DRAEXT_ROOT"/}, which does not exist" "run make e2e-upstream VERSION=$UPSTREAM without FOCUS first"
 require_own_cluster "make e2e-upstream"
 WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 kbin=$UPSTREAM_DIR/$UPSTREAM/bin
@@ -29,15 +35,19 @@ rc=0
 # against 1.34.4 the suite ran past make test's 30 minutes at spec 35 of 61.
 # Ginkgo's own timeout comes first, so that it still writes its report.
 timeout_min=${E2E_UPSTREAM_TIMEOUT_MIN:-120}
+focus_args=()
+[[ -z $FOCUS ]] || focus_args=("-ginkgo.focus=$FOCUS")
 KUBECONFIG=$KUBECONFIG_FILE E2E_REQUIRE='' E2E_TIMEOUT=$((timeout_min + 5))m \
 	E2E_ARGS="-ginkgo.timeout=${timeout_min}m -ginkgo.json-report=$out/report.json ${E2E_ARGS:-}" \
-	bash "$DRAEXT_ROOT/scripts/test/e2e.sh" 2>&1 | tee "$out/e2e.log" || rc=$?
+	bash "$DRAEXT_ROOT/scripts/test/e2e.sh" "${focus_args[@]}" 2>&1 | tee "$out/e2e.log" || rc=$?
 [[ -s $out/report.json ]] || die "the suite wrote no report against $UPSTREAM (log: ${out#"$DRAEXT_ROOT"/}/e2e.log)"
 trap - EXIT
 PURGE=1 bash "$DRAEXT_ROOT/scripts/cluster/down.sh"
-doc=$DRAEXT_ROOT/docs/e2e-upstream/$UPSTREAM.md
 mkdir -p "${doc%/*}"
-(cd "$DRAEXT_ROOT" && GOWORK=off go run ./cmd/draext-series e2e-results "$UPSTREAM" "$out/report.json") >"$doc" ||
+merge=()
+[[ -z $FOCUS ]] || merge=(-merge "$doc" "$FOCUS")
+(cd "$DRAEXT_ROOT" && GOWORK=off go run ./cmd/draext-series e2e-results "${merge[@]}" "$UPSTREAM" "$out/report.json") >"$out/page.md" ||
 	die "could not summarize $out/report.json"
+mv "$out/page.md" "$doc"
 log "e2e suite against stock $UPSTREAM ($(($(now_s) - start))s, suite rc=$rc): ${doc#"$DRAEXT_ROOT"/}"
 grep -m1 '^Passed' "$doc" >&2 || true

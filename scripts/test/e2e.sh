@@ -4,6 +4,7 @@
 # Runs the Ginkgo e2e suite (e2e/) against KUBECONFIG, by default the local
 # cluster's. Extra Ginkgo flags go in E2E_ARGS (e.g. E2E_ARGS=-ginkgo.focus=CDI); it is split
 # on spaces, so write a space in a focus regex as . (E2E_ARGS=-ginkgo.focus=kubelet.restart).
+# Arguments of the script go to Ginkgo as they are, after E2E_ARGS.
 # E2E_REQUIRE=cap,... names what the cluster must have (e2e/require_test.go):
 # a spec that needs it fails instead of skipping; make test sets it, and it
 # defaults to what make kind-up deploys against the kind cluster.
@@ -59,6 +60,6 @@ color=()
 [[ -t 1 ]] || color=(-ginkgo.no-color)
 # shellcheck disable=SC2086 # E2E_ARGS is a list of flags
 (cd "$DRAEXT_ROOT/e2e" && staging_go test -v -count=1 -timeout "$E2E_TIMEOUT" . -args -ginkgo.v "${color[@]}" \
-	-ginkgo.label-filter="$E2E_LABEL_FILTER" $E2E_ARGS) ||
+	-ginkgo.label-filter="$E2E_LABEL_FILTER" $E2E_ARGS "$@") ||
 	die "the e2e suite failed" "objects and events of failed specs: ${E2E_ARTIFACTS#"$DRAEXT_ROOT"/}"
 log "e2e suite passed ($(($(now_s) - start))s)"

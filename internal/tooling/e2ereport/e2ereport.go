@@ -41,6 +41,12 @@ type Spec struct {
 	// Why is the first line of the failure or skip message (two when the
 	// first only says that an assertion timed out).
 	Why string
+	// Filtered is a spec that the run's focus or label filter left out:
+	// Ginkgo reports it as skipped, without a message.
+	Filtered bool
+	// Rerun is when a focused run that Merge took this spec from started
+	// (a page's time format), empty for the run of the page.
+	Rerun string
 }
 
 // Result is one run of the suite against one release.
@@ -48,6 +54,9 @@ type Result struct {
 	Version string
 	Started time.Time
 	Specs   []Spec
+	// Reruns are the lines of a page that say which focused runs Merge
+	// took specs from, oldest first.
+	Reruns []string
 }
 
 // Parse reads Ginkgo's JSON report (a list of suite reports) and returns its
@@ -84,6 +93,7 @@ func Parse(version string, r io.Reader) (Result, error) {
 			if s.Failure != nil && s.State != "passed" {
 				spec.Why = why(s.Failure.Message)
 			}
+			spec.Filtered = s.State == "skipped" && s.Failure == nil
 			result.Specs = append(result.Specs, spec)
 		}
 	}
@@ -124,14 +134,21 @@ func (r Result) Count(state string) int {
 func (r Result) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The e2e suite against stock %s\n\n", r.Version)
-	fmt.Fprintf(&b, "Run %s by `make e2e-upstream VERSION=%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Version)
+	fmt.Fprintf(&b, "Run %s by `make e2e-upstream VERSION=%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format(pageTime), r.Version)
 	b.WriteString("(`make build-upstream`) with two nodes (DRA and device plugin), the example driver and the\n")
 	b.WriteString("stock-library driver. A spec that fails here checks behaviour this release does not have, or\n")
 	b.WriteString("needs something of the cluster that it lacks; the reason is the spec's first message line.\n\n")
+	for _, line := range r.Reruns {
+		b.WriteString(line + "\n\n")
+	}
 	fmt.Fprintf(&b, "Passed %d, failed %d, skipped %d of %d specs.\n\n", r.Count("passed"), r.Count("failed")+r.Count("panicked")+r.Count("timedout")+r.Count("interrupted"), r.Count("skipped")+r.Count("pending"), len(r.Specs))
 	b.WriteString("| Spec | Labels | Result | Time | Why |\n|---|---|---|---|---|\n")
 	for _, s := range r.Specs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(s.Name), cell(strings.Join(s.Labels, ", ")), s.State, s.RunTime.Round(time.Second), cell(truncate(s.Why, 200)))
+		runTime := s.RunTime.Round(time.Second).String()
+		if s.Rerun != "" {
+			runTime += rerunMark + s.Rerun
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(s.Name), cell(strings.Join(s.Labels, ", ")), s.State, runTime, cell(truncate(s.Why, 200)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
