@@ -101,14 +101,19 @@ api_probe() {
 		--cert-dir="$dir/certs" >"$dir/log" 2>&1 &
 	pid=$!
 	out="unknown: no answer in 60 s"
+	local alive refused
 	for ((i = 0; i < 120; i++)); do
+		# Whether it runs, before the log is read: a server that writes
+		# its refusal and exits between the reads is still read right.
+		alive=1
+		kill -0 "$pid" 2>/dev/null || alive=0
 		if grep -q '127.0.0.1:9' "$dir/log"; then
 			out=accepted
 			break
-		elif out=$(grep -m1 -o 'group version [^ ]* that has not been registered' "$dir/log"); then
-			out="rejected $(awk '{ print $3 }' <<<"$out")"
+		elif refused=$(grep -m1 -o 'group version [^ ]* that has not been registered' "$dir/log"); then
+			out="rejected $(awk '{ print $3 }' <<<"$refused")"
 			break
-		elif ! kill -0 "$pid" 2>/dev/null; then
+		elif ((!alive)); then
 			out="unknown: $(grep -v '^[IW]' "$dir/log" | tail -1)"
 			break
 		fi

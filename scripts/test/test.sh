@@ -94,10 +94,16 @@ else
 	# The series' integration test saves objects as the apiserver served them here.
 	wire=$OUTPUT_DIR/wire
 	rm -rf "$wire"
-	(cd "$KUBE_TREE" && DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}" "${guard_pkgs[@]}")
+	# Some upstream tests leave their os.MkdirTemp directories behind
+	# (kubelet/cm/dra's manager_test: 45 /tmp/dra* per run): give them a
+	# TMPDIR of their own and remove it afterwards. A short path under /tmp:
+	# tests put unix sockets there (at most 107 bytes).
+	gotmp=$(mktemp -d /tmp/draext-go.XXXXXX)
+	(cd "$KUBE_TREE" && TMPDIR=$gotmp DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}" "${guard_pkgs[@]}")
 	if [[ ${#race_pkgs[@]} -gt 0 ]]; then
-		(cd "$KUBE_TREE" && go test -race -count=1 -run 'Concurrent' "${race_pkgs[@]}")
+		(cd "$KUBE_TREE" && TMPDIR=$gotmp go test -race -count=1 -run 'Concurrent' "${race_pkgs[@]}")
 	fi
+	rm -rf "$gotmp"
 fi
 
 step 6 "wire compatibility: stock k8s.io/api v0.34-v0.37 and the patched tree, both ways"
