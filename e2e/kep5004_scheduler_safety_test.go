@@ -32,10 +32,13 @@ import (
 // (0640), the claim is never reserved for it (0650), and the owner keeps its
 // GPU. The per-node limit of Filter is kube-scheduler's DynamicResources
 // filterTimeout (0600).
-var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", Label("beyond-upstream"), func() {
+// The filterTimeout spec and its control check what upstream does too (1.34
+// and 1.36 on): they are the only ones here without the beyond-upstream
+// label.
+var _ = Describe("Extended resources served by DRA against pods that stall the scheduler or borrow a claim", func() {
 	spec := extendedSpecs()
 
-	It("one pod asking for more devices than a node has does not stall the scheduler", Label("row:stall"), func(ctx context.Context) {
+	It("one pod asking for more devices than a node has does not stall the scheduler", Label("beyond-upstream", "row:stall"), func(ctx context.Context) {
 		requireAllowed(ctx,
 			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "deviceclasses"},
 			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceslices"},
@@ -161,7 +164,7 @@ profiles:
 		}).WithTimeout(time.Minute).Should(ContainSubstring("cannot allocate all claims"), "PodScheduled of pod %s", pod.Name)
 	})
 
-	It("a pod cannot use another pod's extended resource claim", Label("row:borrowed"), func(ctx context.Context) {
+	It("a pod cannot use another pod's extended resource claim", Label("beyond-upstream", "row:borrowed"), func(ctx context.Context) {
 		a := runPod(ctx, spec.ns, extendedPod("a", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
 		claim := spec.claims.extendedClaim(ctx, a)
 		gpus := expectMappedGPUs(ctx, a, claim)["app"]

@@ -42,43 +42,66 @@ const (
 // stock k8s.io/dynamic-resource-allocation publishes again only after its
 // resourceslice controller's sync delay (DefaultSyncDelay, 30 s in v0.34;
 // about 57 s measured after a kubelet restart on make up): a spec that runs
-// after one that restarted the kubelet finds the node without them for that
+// after one that restarted a kubelet finds that node without them for that
 // long.
 const stockSliceWait = 2 * time.Minute
 
 // stockDriverSlices are the stock driver's ResourceSlices, read through
-// resource.k8s.io/v1, waiting up to stockSliceWait for them; the spec is
-// skipped (failed with E2E_REQUIRE naming stock-driver) when v1 is not served
-// or the driver publishes nothing in that time.
+// resource.k8s.io/v1 once at least one exists (waiting up to
+// stockSliceWait). The spec is skipped (failed with E2E_REQUIRE naming
+// stock-driver) at once when v1 is not served or no DeviceClass selects the
+// driver (phases/stockdriver.sh creates one with the driver), and after the
+// wait when the driver publishes nothing.
 func stockDriverSlices(ctx context.Context) []resourcev1.ResourceSlice {
 	GinkgoHelper()
+	classes, err := cluster.client.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		skipOrFail("stock-driver", "kube-apiserver does not serve resource.k8s.io/v1 (--runtime-config=resource.k8s.io/v1=true)")
+	}
+	Expect(err).NotTo(HaveOccurred())
+	selects := fmt.Sprintf("%q", *stockDriverName)
+	deployed := slices.ContainsFunc(classes.Items, func(c resourcev1.DeviceClass) bool {
+		return slices.ContainsFunc(c.Spec.Selectors, func(s resourcev1.DeviceSelector) bool {
+			return s.CEL != nil && strings.Contains(s.CEL.Expression, selects)
+		})
+	})
+	if !deployed {
+		skipOrFail("stock-driver", fmt.Sprintf("no DeviceClass selects driver %s: the driver built on stock libraries is not deployed in this cluster (scripts/cluster/phases/stockdriver.sh deploys it)", *stockDriverName))
+	}
 	var out []resourcev1.ResourceSlice
-	deadline := time.Now().Add(stockSliceWait)
-	for {
+	Eventually(ctx, func() (int, error) {
 		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		if apierrors.IsNotFound(err) {
-			skipOrFail("stock-driver", "kube-apiserver does not serve resource.k8s.io/v1 (--runtime-config=resource.k8s.io/v1=true)")
+		if err != nil {
+			return 0, err
 		}
-		Expect(err).NotTo(HaveOccurred())
-		out = out[:0]
+		out = slices.DeleteFunc(list.Items, func(s resourcev1.ResourceSlice) bool { return s.Spec.Driver != *stockDriverName })
+		return len(out), nil
+	}).WithTimeout(stockSliceWait).WithPolling(2*time.Second).ShouldNot(BeZero(),
+		"ResourceSlices of driver %s, whose DeviceClass exists (scripts/cluster/phases/stockdriver.sh starts the driver)", *stockDriverName)
+	return out
+}
+
+// stockNodeDevices are the names of the devices that the stock driver
+// publishes for the node, once its slice exists again (see stockSliceWait).
+func stockNodeDevices(ctx context.Context, node string) []string {
+	GinkgoHelper()
+	var devices []string
+	Eventually(ctx, func() ([]string, error) {
+		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		devices = nil
 		for _, s := range list.Items {
-			if s.Spec.Driver == *stockDriverName {
-				out = append(out, s)
+			if s.Spec.Driver == *stockDriverName && ptr.Deref(s.Spec.NodeName, "") == node {
+				for _, d := range s.Spec.Devices {
+					devices = append(devices, d.Name)
+				}
 			}
 		}
-		if len(out) > 0 || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			Fail(fmt.Sprintf("waiting for a ResourceSlice of driver %s: %v", *stockDriverName, ctx.Err()))
-		case <-time.After(2 * time.Second):
-		}
-	}
-	if len(out) == 0 {
-		skipOrFail("stock-driver", fmt.Sprintf("no ResourceSlice of driver %s after %s: the driver built on stock libraries does not run in this cluster (scripts/cluster/phases/stockdriver.sh starts it)", *stockDriverName, stockSliceWait))
-	}
-	return out
+		return devices, nil
+	}).WithTimeout(stockSliceWait).WithPolling(2*time.Second).ShouldNot(BeEmpty(), "devices of driver %s on node %s", *stockDriverName, node)
+	return devices
 }
 
 // createV1DeviceClass creates, through resource.k8s.io/v1 with strict field
@@ -173,15 +196,9 @@ var _ = Describe("A DRA driver built only on stock published libraries", Label("
 		Expect(results[0].Driver).To(Equal(*stockDriverName))
 		Expect(results[0].Request).To(Equal(request), "the request of the status mapping")
 		Expect(results[0].Pool).To(Equal(pod.Spec.NodeName), "allocated from the pod's node")
-		var nodeDevices []string
-		for _, s := range stockSlices {
-			if ptr.Deref(s.Spec.NodeName, "") == pod.Spec.NodeName {
-				for _, d := range s.Spec.Devices {
-					nodeDevices = append(nodeDevices, d.Name)
-				}
-			}
-		}
-		Expect(nodeDevices).To(ContainElement(results[0].Device), "a device of the stock driver's slice of node %s", pod.Spec.NodeName)
+		// Read again: the slices listed first may lack a node whose
+		// kubelet restarted a moment before (see stockSliceWait).
+		Expect(stockNodeDevices(ctx, pod.Spec.NodeName)).To(ContainElement(results[0].Device), "a device of the stock driver's slice of node %s", pod.Spec.NodeName)
 
 		By("the container got that mock GPU, and only it, from the stock driver's CDI spec")
 		env := stockEnv(ctx, ns, pod.Name)

@@ -23,6 +23,8 @@ require_own_cluster "make e2e-upstream"
 WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 kbin=$UPSTREAM_DIR/$UPSTREAM/bin
 out=$OUTPUT_DIR/e2e-upstream/$UPSTREAM
+# A focused run keeps the report of the last whole one.
+[[ -z $FOCUS ]] || out+=-focus
 rm -rf "$out"
 mkdir -p "$out"
 start=$(now_s)

@@ -96,9 +96,10 @@ else
 	rm -rf "$wire"
 	# Some upstream tests leave their os.MkdirTemp directories behind
 	# (kubelet/cm/dra's manager_test: 45 /tmp/dra* per run): give them a
-	# TMPDIR of their own and remove it afterwards. A short path under /tmp:
-	# tests put unix sockets there (at most 107 bytes).
-	gotmp=$(mktemp -d /tmp/draext-go.XXXXXX)
+	# TMPDIR of their own (in the caller's TMPDIR, or /tmp) and remove it
+	# when they pass. Keep the name short: tests put unix sockets there (at
+	# most 107 bytes).
+	gotmp=$(mktemp -d -t draext-go.XXXXXX)
 	(cd "$KUBE_TREE" && TMPDIR=$gotmp DRAEXT_WIRE_DIR=$wire go test -count=1 "${pkgs[@]}" "${guard_pkgs[@]}")
 	if [[ ${#race_pkgs[@]} -gt 0 ]]; then
 		(cd "$KUBE_TREE" && TMPDIR=$gotmp go test -race -count=1 -run 'Concurrent' "${race_pkgs[@]}")

@@ -94,7 +94,7 @@ func Merge(page, run Result, focus string) (Result, error) {
 		inRun[s.Name] = s
 	}
 	if ran == 0 {
-		return Result{}, fmt.Errorf("the run of %s started %s ran no spec (focus %q)", run.Version, stamp, focus)
+		return Result{}, fmt.Errorf("the run of %s started %s ran no spec (focus %q; or the suite's setup failed: see its log)", run.Version, stamp, focus)
 	}
 	merged := Result{Version: page.Version, Started: page.Started, Reruns: append([]string{}, page.Reruns...)}
 	onPage := map[string]bool{}
