@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks that the series is bisectable: applies the patches one by one on a
 # fresh checkout of the base tag and, after each, type-checks (go vet, which
-# also compiles the tests) every Go package the series has changed so far,
-# and runs gofmt on the Go files the patch changes.
+# also compiles the tests) every Go package the series has changed so far.
+# (make patches-verify checks that each patch is gofmt-clean.)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 
 "$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
@@ -20,14 +20,6 @@ for i in "${!patches[@]}"; do
 	p=${patches[$i]}
 	name=$(basename "$p")
 	why=$(apply_patch "$wt" "$p") || die "patch $name does not apply:" "$why"
-	# Each patch is gofmt-clean on its own, as upstream's verify-gofmt
-	# wants of every commit (make test checks only the tip).
-	mapfile -t gofiles < <(git -C "$wt" diff --name-only --diff-filter=d HEAD~1 HEAD -- '*.go')
-	if [[ ${#gofiles[@]} -gt 0 ]]; then
-		unformatted=$(cd "$wt" && gofmt -l "${gofiles[@]}")
-		[[ -z $unformatted ]] || die "after $name these files are not gofmt-formatted:" "$unformatted" \
-			"run gofmt -w on them in the commit of $name on $PATCH_BRANCH (git rebase -i), then make patches-export"
-	fi
 	mapfile -t pkgs < <(git -C "$wt" diff --name-only --diff-filter=d "refs/tags/$TAG" HEAD | series_tool packages "$wt")
 	[[ ${#pkgs[@]} -gt 0 ]] || { info "$name: no Go package changed"; continue; }
 	t0=$(now_s)

@@ -29,13 +29,18 @@ for p in "${patches[@]}"; do
 	why=$(apply_patch "$wt" "$p") || die "patch $(basename "$p") does not apply on a pristine $TAG:" "$why"
 done
 
-log "gofmt of the Go files the series changes"
-mapfile -t gofiles < <(git -C "$wt" diff --name-only --diff-filter=d "refs/tags/$TAG" HEAD -- '*.go')
-if [[ ${#gofiles[@]} -gt 0 ]]; then
-	unformatted=$(cd "$wt" && gofmt -l "${gofiles[@]}")
-	[[ -z $unformatted ]] || die "these files of the series are not gofmt-formatted:" "$unformatted" \
-		"run gofmt -w on them in $KUBE_TREE, commit on $PATCH_BRANCH and make patches-export"
-fi
+# Every patch, not only the tip: upstream's verify-gofmt checks each commit,
+# and a fold or a tree filter can leave an intermediate tree unformatted.
+log "gofmt of the Go files each patch changes"
+unformatted=()
+while read -r commit; do
+	while IFS= read -r file; do
+		[[ -z $(git -C "$wt" show "$commit:$file" | gofmt -l 2>&1) ]] ||
+			unformatted+=("$(git -C "$wt" log -1 --format=%s "$commit"): $file")
+	done < <(git -C "$wt" diff-tree --no-commit-id --name-only -r --diff-filter=d "$commit" -- '*.go')
+done < <(git -C "$wt" rev-list --reverse "refs/tags/$TAG..HEAD")
+[[ ${#unformatted[@]} -eq 0 ]] || die "these files are not gofmt-formatted after the patch named before them:" "${unformatted[@]}" \
+	"run gofmt -w on them in that patch's commit on $PATCH_BRANCH of $KUBE_TREE (git rebase -i), then make patches-export"
 
 log "re-exporting and comparing byte for byte"
 export_series "$wt" "refs/tags/$TAG..HEAD" "$wt.export"
