@@ -4,7 +4,6 @@
 package e2ereport
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
@@ -36,35 +35,18 @@ type Page struct {
 	Results map[string]string
 }
 
-var (
-	pageTitle = regexp.MustCompile(`^# The e2e suite against stock (v\d+\.\d+\.\d+\S*)$`)
-	pageRun   = regexp.MustCompile(`^Run (\d{4}-\d{2}-\d{2}) `)
-)
+var pageTitle = regexp.MustCompile(`^# The e2e suite against stock (v\d+\.\d+\.\d+\S*)$`)
 
-// ParsePage reads a page of WriteMarkdown.
+// ParsePage reads a page of WriteMarkdown (through ReadPage): its release,
+// the day of its run and each spec's result.
 func ParsePage(file string, r io.Reader) (Page, error) {
-	page := Page{File: file, Results: map[string]string{}}
-	scanner := bufio.NewScanner(r)
-	scanner.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for scanner.Scan() {
-		line := scanner.Text()
-		if m := pageTitle.FindStringSubmatch(line); m != nil {
-			page.Version = m[1]
-		}
-		if m := pageRun.FindStringSubmatch(line); m != nil && page.Date == "" {
-			page.Date = m[1]
-		}
-		cells := splitRow(line)
-		if len(cells) != 5 || cells[0] == "Spec" || strings.HasPrefix(cells[0], "---") {
-			continue
-		}
-		page.Results[cells[0]] = cells[2]
+	result, err := ReadPage(file, r)
+	if err != nil {
+		return Page{}, err
 	}
-	if err := scanner.Err(); err != nil {
-		return Page{}, fmt.Errorf("%s: %w", file, err)
-	}
-	if page.Version == "" || page.Date == "" || len(page.Results) == 0 {
-		return Page{}, fmt.Errorf("%s is not a page of make e2e-upstream (title, run date or spec table missing)", file)
+	page := Page{Version: result.Version, Date: result.Started.Format("2006-01-02"), File: file, Results: map[string]string{}}
+	for _, s := range result.Specs {
+		page.Results[s.Name] = s.State
 	}
 	return page, nil
 }
