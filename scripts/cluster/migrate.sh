@@ -69,7 +69,7 @@ step "from $from to $to"
 if [[ $to == dra ]]; then
 	step "stopping the device plugin (draext-gpu$i)"
 	proc_stop "draext-gpu$i"
-	wait_until "allocatable nvidia.com/gpu 0" 120 sh -c "[ \"\$('$BIN_DIR/kubectl' --kubeconfig '$KUBECONFIG_FILE' get node '$ip' -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')\" = 0 ]"
+	wait_until "allocatable nvidia.com/gpu 0" 120 kubectl_matches '^0$' get node "$ip" -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
 	step "allocatable nvidia.com/gpu is 0 (capacity stays listed: the kubelet keeps the name, at 0, for good)"
 	node_set_mode "$i" dra
 	step "starting the DRA driver"
@@ -102,7 +102,7 @@ else
 	node_set_mode "$i" device-plugin
 	step "starting the device plugin"
 	start_driver
-	wait_until "allocatable nvidia.com/gpu > 0" 120 sh -c "'$BIN_DIR/kubectl' --kubeconfig '$KUBECONFIG_FILE' get node '$ip' -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}' | grep -q '[1-9]'"
+	wait_until "allocatable nvidia.com/gpu > 0" 120 kubectl_matches '[1-9]' get node "$ip" -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
 	step "the device plugin advertises nvidia.com/gpu: $(allocatable)"
 fi
 step "done: node $ip serves its GPUs through $to"

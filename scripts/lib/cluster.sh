@@ -87,6 +87,14 @@ cgroup_hierarchies() {
 # so "the server could not find the requested resource"). make up empties it.
 KUBECTL_CACHE=$CLUSTER_DIR/kubectl-cache
 kubectl_() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$KUBECTL_CACHE" "$@"; }
+# kubectl_matches REGEX ARGS...: whether kubectl_ ARGS succeeds and prints
+# something that the extended regular expression REGEX matches; for the
+# waits of make up and make migrate (no pipe: no grep -q racing pipefail).
+kubectl_matches() {
+	local re=$1 out
+	shift
+	out=$(kubectl_ "$@" 2>/dev/null) && [[ $out =~ $re ]]
+}
 
 # render_template TEMPLATE OUT NAME=VALUE...: OUT is TEMPLATE (under
 # scripts/cluster/templates) with each ${NAME} replaced by its VALUE. A

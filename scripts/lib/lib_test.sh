@@ -270,6 +270,28 @@ else
 	fail "known_gates, served_runtime_config" "$got"
 fi
 
+# --- kubectl_matches -------------------------------------------------------------
+# A fake kubectl that prints its arguments after the flags kubectl_ adds (the
+# per-cluster discovery cache among them), and fails for "get missing".
+mkdir -p "$T/kbin"
+cat >"$T/kbin/kubectl" <<'FAKE'
+#!/bin/bash
+[[ $3 == --cache-dir && -n $4 ]] || { echo "no --cache-dir: $*" >&2; exit 3; }
+shift 4
+[[ "$*" == "get missing" ]] && { echo "Error from server (NotFound)" >&2; exit 1; }
+echo "$*"
+FAKE
+chmod +x "$T/kbin/kubectl"
+got=$(run_lib "BIN_DIR='$T/kbin'
+kubectl_matches '^get node 127.0.0.1 -o jsonpath=\{.status\}$' get node 127.0.0.1 -o 'jsonpath={.status}' && echo match
+kubectl_matches 'True' get node x || echo no-match
+kubectl_matches . get missing || echo failed")
+if [[ $got == $'match\nno-match\nfailed\nrc=0' ]]; then
+	pass "kubectl_matches: the output of kubectl_ against a regular expression; a failing kubectl is no match"
+else
+	fail "kubectl_matches" "$got"
+fi
+
 # --- node_mode, node_set_mode --------------------------------------------------
 # A migrated node keeps its mode; a node at its default follows the default of
 # a cluster of another size (NODES=2, then NODES=3: the device plugin moves to

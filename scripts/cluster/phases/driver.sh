@@ -50,10 +50,10 @@ phase_driver() {
 	for i in $(seq 1 "$NODES"); do
 		ip=$(node_ip "$i")
 		if [[ $(node_mode "$i") == dra ]]; then
-			wait_for "ResourceSlice of node $ip" 60 sh -c "'$KBIN/kubectl' --kubeconfig '$KUBECONFIG_FILE' --cache-dir '$KUBECTL_CACHE' get resourceslices -o jsonpath='{.items[?(@.spec.nodeName==\"$ip\")].spec.driver}' | grep -q gpu.draext.dev"
+			wait_for "ResourceSlice of node $ip" 60 kubectl_matches 'gpu\.draext\.dev' get resourceslices -o "jsonpath={.items[?(@.spec.nodeName==\"$ip\")].spec.driver}"
 			phase "node $ip: DRA driver published its GPUs"
 		else
-			wait_for "nvidia.com/gpu on node $ip" 60 sh -c "'$KBIN/kubectl' --kubeconfig '$KUBECONFIG_FILE' --cache-dir '$KUBECTL_CACHE' get node '$ip' -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}' | grep -q '[1-9]'"
+			wait_for "nvidia.com/gpu on node $ip" 60 kubectl_matches '[1-9]' get node "$ip" -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
 			phase "node $ip: device plugin advertises nvidia.com/gpu"
 		fi
 	done

@@ -90,7 +90,7 @@ phase_nodes() {
 		launch "kubelet$i" --ready curl -sf "http://$ip:$((port - 2))/healthz" -- \
 			"$KBIN/kubelet" --config="$nd/kubelet.yaml" --kubeconfig="$PKI/kubelet$i.kubeconfig" \
 			--hostname-override="$ip" --root-dir="$nd/kubelet" --cert-dir="$PKI" --v=2
-		wait_for "node $ip Ready" 120 sh -c "'$KBIN/kubectl' --kubeconfig '$KUBECONFIG_FILE' --cache-dir '$KUBECTL_CACHE' get node '$ip' -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+		wait_for "node $ip Ready" 120 kubectl_matches '^True$' get node "$ip" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 		phase "node $ip Ready"
 	done
 	wait_for "default ServiceAccount" 60 kubectl_ get serviceaccount default

@@ -67,7 +67,7 @@ phase_stockdriver() {
 	done
 	for i in $(seq 1 "$NODES"); do
 		ip=$(node_ip "$i")
-		wait_for "ResourceSlice of $STOCK_DRIVER_NAME on node $ip" 60 sh -c "'$KBIN/kubectl' --kubeconfig '$KUBECONFIG_FILE' --cache-dir '$KUBECTL_CACHE' get resourceslices --field-selector 'spec.nodeName=$ip,spec.driver=$STOCK_DRIVER_NAME' -o name | grep -q ."
+		wait_for "ResourceSlice of $STOCK_DRIVER_NAME on node $ip" 60 kubectl_matches . get resourceslices --field-selector "spec.nodeName=$ip,spec.driver=$STOCK_DRIVER_NAME" -o name
 		phase "node $ip: stock-library driver ($STOCK_DRA_VERSION) published $STOCK_DRIVER_DEVICES mock GPUs"
 	done
 }
