@@ -30,8 +30,8 @@ import (
 // pod's extended resource claim in spec.resourceClaims is refused by the
 // scheduler (0630), and by the kubelet when it is bound without the scheduler
 // (0640), the claim is never reserved for it (0650), and the owner keeps its
-// GPU. The per-node limit of Filter is kube-scheduler's DynamicResources
-// filterTimeout (0600).
+// GPU. The limit of Filter, per scheduling attempt for all nodes together,
+// is kube-scheduler's DynamicResources filterTimeout (0600, 0603).
 // The filterTimeout spec and its control check what upstream does too (1.34
 // and 1.36 on): they are the only ones here without the beyond-upstream
 // label.
@@ -144,8 +144,9 @@ profiles:
 
 		_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		// draext says "timed out after 10ms trying to allocate devices on
-		// the node", 1.34 "timed out trying to allocate devices".
+		// draext says "timed out after 10ms trying to allocate devices
+		// (one filterTimeout for all nodes of a scheduling attempt)",
+		// 1.34 "timed out trying to allocate devices".
 		Eventually(ctx, func() (string, error) {
 			return scheduledMessage(ctx, spec.ns, pod.Name)
 		}).WithTimeout(time.Minute).Should(MatchRegexp(`timed out (after 10ms )?trying to allocate devices`), "PodScheduled of pod %s", pod.Name)
@@ -153,7 +154,8 @@ profiles:
 
 	It("a search that a matchAttribute constraint makes impossible ends within the default filterTimeout", Label("row:impossible-search"), func(ctx context.Context) {
 		// The control of the filterTimeout spec: the same pod under
-		// kube-scheduler's own configuration (10 s per node). draext ends
+		// kube-scheduler's own configuration (10 s; per scheduling
+		// attempt on draext, per node upstream). draext ends
 		// the search in a fraction of a second; stock 1.34.4 had not ended
 		// it after 5 minutes (docs/e2e-upstream/README.md).
 		pod := impossibleSearchPod(ctx, spec.ns, spec.draNode)

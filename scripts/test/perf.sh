@@ -23,7 +23,9 @@
 #     the per-round ratios.
 # SCALING=1 runs the scaling sizes instead (100, 500, 1000 nodes of 8
 # devices, and 10 nodes of 16, 64, 128 devices with pods that ask for 1
-# device, half a node, or 17 where 16 are free; about 18 minutes a round)
+# device, half a node, or 17 where 16 are free, and 10 nodes of 24, 64, 128
+# devices with pods whose two containers ask for overlapping classes;
+# about 19 minutes a round)
 # and prints how the cost per pod grows with the nodes and with the devices
 # per node.
 # REPORT=_output/perf/<time> prints the tables of an earlier run again
@@ -66,6 +68,8 @@ if ((SCALING)); then
 	ALL+=(ExtendedResource_DevicesPerNode_8PerPod/16devices_10nodes
 		ExtendedResource_DevicesPerNode_32PerPod/64devices_10nodes ExtendedResource_DevicesPerNode_32PerPod/128devices_10nodes)
 	for devices in 16 64 128; do ALL+=("ExtendedResource_DevicesPerNode_Unsatisfiable/${devices}devices_10nodes"); done
+	ALL+=(ExtendedResource_DevicesPerNode_Overlapping12/24devices_10nodes
+		ExtendedResource_DevicesPerNode_Overlapping16/64devices_10nodes ExtendedResource_DevicesPerNode_Overlapping16/128devices_10nodes)
 	LABEL=scaling
 fi
 read -r -a workloads <<<"${WORKLOADS:-${ALL[*]}}"
@@ -326,6 +330,8 @@ header() {
 				*_8PerPod) per=8 ;;
 				*_32PerPod) per=32 ;;
 				*_Unsatisfiable) per="17 (16 free)" ;;
+				*_Overlapping12) per="12 + 12 narrow" ;;
+				*_Overlapping16) per="16 + 16 narrow" ;;
 				*) per=1 ;;
 				esac
 				base=
@@ -346,7 +352,7 @@ header() {
 				v=att99
 				[[ ${w%%/*} == *_Unsatisfiable ]] && v=uatt99
 				targets=()
-				[[ $w == */128devices_* ]] && targets+=("attempt p99 < 50")
+				[[ $w == */128devices_* || ${w%%/*} == *_Overlapping* ]] && targets+=("attempt p99 < 50")
 				[[ $v == uatt99 ]] && targets+=("slowest attempt < 1000")
 				for t in "${targets[@]}"; do
 					printf '| %s | %s | %s | %s | %s |\n' "$w" "$t" "$(med "$v" "$w")" \
