@@ -341,6 +341,101 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
 	})
 
+	It("D10 kube-scheduler's claim informer lags behind its writes while bindings fail", func(ctx context.Context) {
+		if os.Getenv("E2E_CLUSTER_CTL") == "" {
+			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the drill restarts kube-scheduler behind a proxy (make drills sets it for the local cluster)")
+		}
+		nodes := draNodes(ctx, 1)
+		count := envInt("E2E_DRILL_LAG_PODS", 60)
+		lag := time.Duration(envInt("E2E_DRILL_CLAIM_LAG_SECONDS", 3)) * time.Second
+		// The scheduler's ResourceClaim informer then delivers the
+		// claims that PreBind created and allocated, and their
+		// deletion, lag late. A pod deleted while it is scheduled fails
+		// its binding after PreBind wrote its claim: Unreserve deletes
+		// the claim, whose allocation the informer has not delivered
+		// yet, and another pod may get the devices while the late
+		// events of the old claim arrive (issue 50, item 3).
+		By(fmt.Sprintf("restarting kube-scheduler behind a proxy that holds back its ResourceClaim watch by %s", lag))
+		proxy := restartBehindLagProxy(ctx, lag)
+		watch := watchDevices(ctx)
+		By(fmt.Sprintf("%d one-GPU pods of 4 s, every other one force-deleted 0-1 s after its create", count))
+		var deleters sync.WaitGroup
+		for i := range count {
+			pod := shortGPUPod(fmt.Sprintf("lag-%03d", i), 4, nodes)
+			if i%2 == 1 {
+				pod.Name = fmt.Sprintf("gone-%03d", i)
+			}
+			_, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, pod, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			if i%2 == 1 {
+				deleters.Add(1)
+				go func(name string, after time.Duration) {
+					defer GinkgoRecover()
+					defer deleters.Done()
+					time.Sleep(after)
+					err := cluster.client.CoreV1().Pods(spec.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+					if err != nil && !apierrors.IsNotFound(err) {
+						Expect(err).NotTo(HaveOccurred(), "delete pod %s", name)
+					}
+				}(pod.Name, time.Duration(i*37%1000)*time.Millisecond)
+			}
+		}
+		deleters.Wait()
+		kept := count - count/2
+		waitSucceeded(ctx, spec.ns, kept, 10*time.Minute)
+
+		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		type run struct {
+			pod, node  string
+			start, end time.Time
+			gpus       []string
+		}
+		var runs []run
+		for _, p := range pods.Items {
+			r := run{pod: p.Name, node: p.Spec.NodeName}
+			for _, c := range p.Status.ContainerStatuses {
+				if t := c.State.Terminated; t != nil {
+					r.start, r.end = t.StartedAt.Time, t.FinishedAt.Time
+				}
+			}
+			r.gpus = strings.Split(visibleDevices(ctx, spec.ns, p.Name), ",")
+			runs = append(runs, r)
+		}
+		var shared []string
+		concurrent := 0
+		for i, a := range runs {
+			for _, b := range runs[i+1:] {
+				if a.node != b.node || !a.start.Before(b.end) || !b.start.Before(a.end) {
+					continue
+				}
+				concurrent++
+				for _, gpu := range a.gpus {
+					if slices.Contains(b.gpus, gpu) {
+						shared = append(shared, fmt.Sprintf("%s in %s and %s", gpu, a.pod, b.pod))
+					}
+				}
+			}
+		}
+		By("waiting 2 minutes for the claims of the deleted pods to go")
+		Eventually(ctx, func() ([]string, error) {
+			return claimNames(ctx, spec.ns, func(c resourceapi.ResourceClaim) bool {
+				for _, owner := range c.OwnerReferences {
+					if strings.HasPrefix(owner.Name, "gone-") {
+						return true
+					}
+				}
+				return false
+			})
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "claims of the deleted pods")
+		doubles, _ := watch.result("")
+		drillReport("D10 claim informer lag", "%d of %d pods kept and completed with kube-scheduler's ResourceClaim watch held back %s (%d watch streams); pairs of pods that ran at once on one node: %d, sharing a GPU: %d; devices in two allocations at once: %d",
+			kept, count, lag, proxy.watches.Load(), concurrent, len(shared), len(doubles))
+		Expect(concurrent).To(BeNumerically(">", 0), "no two pods ran at once: the GPU check had nothing to compare")
+		Expect(shared).To(BeEmpty(), "GPUs in two running pods at once")
+		Expect(doubles).To(BeEmpty(), "devices in two allocations at once")
+	})
+
 	It("D5 kube-controller-manager restarted while pods complete", func(ctx context.Context) {
 		node := spec.draNode
 		const count = 24
