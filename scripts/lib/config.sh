@@ -156,6 +156,10 @@ E2E_TIMEOUT=${E2E_TIMEOUT:-30m}
 E2E_DRILL_CHURN_PODS=${E2E_DRILL_CHURN_PODS:-500}
 E2E_DRILL_APISERVER_PODS=${E2E_DRILL_APISERVER_PODS:-100}
 E2E_DRILL_APISERVER_PAUSE_SECONDS=${E2E_DRILL_APISERVER_PAUSE_SECONDS:-8}
+# make drills: pods of D10 (every other one force-deleted) and how long its proxy holds back
+# kube-scheduler's ResourceClaim watch.
+E2E_DRILL_LAG_PODS=${E2E_DRILL_LAG_PODS:-60}
+E2E_DRILL_CLAIM_LAG_SECONDS=${E2E_DRILL_CLAIM_LAG_SECONDS:-3}
 # Where the e2e suite saves objects and events of failed specs.
 E2E_ARTIFACTS=${E2E_ARTIFACTS:-$OUTPUT_DIR/e2e-artifacts}
 # The shell image of the e2e pods (make cluster-deps packs it, kind-up loads it).

@@ -10,9 +10,11 @@
 #   D6 a force-deleted pod's GPU and the next pod's container
 #   D7 quota under concurrent creates
 #   D9 kube-apiserver SIGSTOPped for seconds during a burst
+#   D10 kube-scheduler's ResourceClaim watch held back while bindings fail
 # and the lifecycle specs (label lifecycle): the gate cycle "gate on, off, on".
 # Components are killed and restarted through scripts/cluster/ctl.sh. Knobs:
-# E2E_DRILL_CHURN_PODS, E2E_DRILL_APISERVER_PODS, E2E_DRILL_APISERVER_PAUSE_SECONDS (scripts/lib/config.sh);
+# E2E_DRILL_CHURN_PODS, E2E_DRILL_APISERVER_PODS, E2E_DRILL_APISERVER_PAUSE_SECONDS,
+# E2E_DRILL_LAG_PODS, E2E_DRILL_CLAIM_LAG_SECONDS (scripts/lib/config.sh);
 # E2E_ARGS=-ginkgo.focus=D2 runs one drill.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
