@@ -266,43 +266,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Eventually(done).WithTimeout(5 * time.Minute).Should(BeClosed())
 		waitSucceeded(ctx, spec.ns, count, 10*time.Minute)
 
-		// Every pod printed its GPUs; two pods on one node whose containers
-		// ran at the same time must not share one. The container times
-		// have seconds: runs that overlap within one second are not seen.
-		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		type run struct {
-			pod, node  string
-			start, end time.Time
-			gpus       []string
-		}
-		var runs []run
-		for _, p := range pods.Items {
-			r := run{pod: p.Name, node: p.Spec.NodeName}
-			for _, c := range p.Status.ContainerStatuses {
-				if t := c.State.Terminated; t != nil {
-					r.start, r.end = t.StartedAt.Time, t.FinishedAt.Time
-				}
-			}
-			Expect(r.end.IsZero()).To(BeFalse(), "pod %s has no terminated container", p.Name)
-			r.gpus = strings.Split(visibleDevices(ctx, spec.ns, p.Name), ",")
-			runs = append(runs, r)
-		}
-		var shared []string
-		concurrent := 0
-		for i, a := range runs {
-			for _, b := range runs[i+1:] {
-				if a.node != b.node || !a.start.Before(b.end) || !b.start.Before(a.end) {
-					continue
-				}
-				concurrent++
-				for _, gpu := range a.gpus {
-					if slices.Contains(b.gpus, gpu) {
-						shared = append(shared, fmt.Sprintf("%s in %s and %s", gpu, a.pod, b.pod))
-					}
-				}
-			}
-		}
+		concurrent, shared := sharedGPUs(ctx, spec.ns)
 
 		// A claim that a pod owns but its status does not name is one
 		// that an attempt kept, or lost track of, after another one bound
@@ -384,39 +348,7 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		kept := count - count/2
 		waitSucceeded(ctx, spec.ns, kept, 10*time.Minute)
 
-		pods, err := cluster.client.CoreV1().Pods(spec.ns).List(ctx, metav1.ListOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		type run struct {
-			pod, node  string
-			start, end time.Time
-			gpus       []string
-		}
-		var runs []run
-		for _, p := range pods.Items {
-			r := run{pod: p.Name, node: p.Spec.NodeName}
-			for _, c := range p.Status.ContainerStatuses {
-				if t := c.State.Terminated; t != nil {
-					r.start, r.end = t.StartedAt.Time, t.FinishedAt.Time
-				}
-			}
-			r.gpus = strings.Split(visibleDevices(ctx, spec.ns, p.Name), ",")
-			runs = append(runs, r)
-		}
-		var shared []string
-		concurrent := 0
-		for i, a := range runs {
-			for _, b := range runs[i+1:] {
-				if a.node != b.node || !a.start.Before(b.end) || !b.start.Before(a.end) {
-					continue
-				}
-				concurrent++
-				for _, gpu := range a.gpus {
-					if slices.Contains(b.gpus, gpu) {
-						shared = append(shared, fmt.Sprintf("%s in %s and %s", gpu, a.pod, b.pod))
-					}
-				}
-			}
-		}
+		concurrent, shared := sharedGPUs(ctx, spec.ns)
 		By("waiting 2 minutes for the claims of the deleted pods to go")
 		Eventually(ctx, func() ([]string, error) {
 			return claimNames(ctx, spec.ns, func(c resourceapi.ResourceClaim) bool {
@@ -572,6 +504,48 @@ var _ = Describe("Drills", Label(drillLabel), func() {
 		Expect(maxUsed.Load()).To(BeNumerically("<=", hard), "quota used")
 	})
 })
+
+// sharedGPUs compares the GPUs that the namespace's completed pods printed:
+// two pods on one node whose containers ran at the same time must not share
+// one. It returns how many such pairs ran at once and the GPUs they shared.
+// The container times have seconds: runs that overlap within one second are
+// not seen.
+func sharedGPUs(ctx context.Context, ns string) (concurrent int, shared []string) {
+	GinkgoHelper()
+	pods, err := cluster.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	type run struct {
+		pod, node  string
+		start, end time.Time
+		gpus       []string
+	}
+	var runs []run
+	for _, p := range pods.Items {
+		r := run{pod: p.Name, node: p.Spec.NodeName}
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil {
+				r.start, r.end = t.StartedAt.Time, t.FinishedAt.Time
+			}
+		}
+		Expect(r.end.IsZero()).To(BeFalse(), "pod %s has no terminated container", p.Name)
+		r.gpus = strings.Split(visibleDevices(ctx, ns, p.Name), ",")
+		runs = append(runs, r)
+	}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			if a.node != b.node || !a.start.Before(b.end) || !b.start.Before(a.end) {
+				continue
+			}
+			concurrent++
+			for _, gpu := range a.gpus {
+				if slices.Contains(b.gpus, gpu) {
+					shared = append(shared, fmt.Sprintf("%s in %s and %s", gpu, a.pod, b.pod))
+				}
+			}
+		}
+	}
+	return concurrent, shared
+}
 
 // createBurst creates count one-GPU pods of the seconds (shortGPUPod), named
 // prefix-NNN, one after the other in the background, retrying while the API
