@@ -52,7 +52,7 @@ test: ## Run all tests: make unit, make verify, gofmt/vet and in-tree tests of c
 unit: ## Unit tests of draext's own code (go vet, go test, scripts/lib/lib_test.sh): no root, no cluster, minutes
 	@bash scripts/test/unit.sh
 
-verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, logcheck, patches-verify
+verify: ## Static checks: gofmt, license headers, shellcheck, golangci-lint, logcheck, patches-verify, staging go.sum
 	@bash scripts/test/verify.sh
 
 e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)

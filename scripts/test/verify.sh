@@ -17,6 +17,9 @@
 #                  (sigs.k8s.io/logtools $LOGCHECK_VERSION)
 #   patches table  docs/patches.md has the table the series gives
 #   patches-verify metadata, checksums, replay and byte-identical re-export
+#   staging sums   the go.sum of e2e/, staging/example and compat/draextside
+#                  hold exactly the hashes of the series' staging export (a
+#                  patch that changes a staging module needs make staging-sums)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gomod.sh"
 
@@ -68,5 +71,8 @@ series_tool table-check "$PATCH_DIR" "$DRAEXT_ROOT/docs/patches.md" ||
 
 log "[verify] patches-verify"
 "$DRAEXT_ROOT/scripts/series/patches-verify.sh"
+
+log "[verify] staging go.sum"
+"$DRAEXT_ROOT/scripts/build/staging.sh"
 
 log "make verify: passed ($(($(now_s) - start)) s)"
