@@ -12,13 +12,23 @@
 //   - resource.k8s.io/v1, draext to stock (v1_test.go): every kind, JSON
 //     (strictly) and protobuf, decodes with stock types and gives back the
 //     object draext wrote.
+//   - resource.k8s.io/v1 kinds (kinds_test.go): the kinds of stock's scheme
+//     that draext serves are the roots of the checks below; draext serves no
+//     kind stock lacks; the stock kinds draext has no type for are listed
+//     ($DRAEXT_COMPAT_REPORT).
 //   - resource.k8s.io/v1 types (fields_test.go): every field of draext's
 //     types.go is in stock with the same JSON and protobuf tags; the fields
 //     only stock has are listed ($DRAEXT_COMPAT_REPORT).
+//   - resource.k8s.io/v1 enum values (enums_test.go): every string constant
+//     of draext's named types is a value stock declares for its type of the
+//     same name; the values only stock has are listed ($DRAEXT_COMPAT_REPORT).
 //   - resource.k8s.io/v1, stock to draext (reverse_test.go): random stock
 //     objects, limited to the fields draext has, decode with draext's types
 //     (compat/draextside, built on the exported staging modules) and give back
 //     what stock wrote.
+//   - the same with nothing left out (unpruned_test.go): from a full stock
+//     object in protobuf, draext's types lose exactly the fields only stock
+//     has; in JSON, strict decoding names exactly those as unknown.
 //
 // draext's side comes from two sources, each in JSON and protobuf: the API
 // compatibility fixtures of the patched tree (staging/src/k8s.io/api/testdata/

@@ -23,24 +23,11 @@ import (
 // v1PkgPath is the package of the stock resource.k8s.io/v1 types.
 var v1PkgPath = reflect.TypeFor[resourcev1.DeviceClass]().PkgPath()
 
-// v1Roots are the types of resource.k8s.io/v1 that the API serves: the four
-// kinds and their lists. The field comparison walks from them.
-var v1Roots = []reflect.Type{
-	reflect.TypeFor[resourcev1.DeviceClass](),
-	reflect.TypeFor[resourcev1.DeviceClassList](),
-	reflect.TypeFor[resourcev1.ResourceClaim](),
-	reflect.TypeFor[resourcev1.ResourceClaimList](),
-	reflect.TypeFor[resourcev1.ResourceClaimTemplate](),
-	reflect.TypeFor[resourcev1.ResourceClaimTemplateList](),
-	reflect.TypeFor[resourcev1.ResourceSlice](),
-	reflect.TypeFor[resourcev1.ResourceSliceList](),
-}
-
 // TestV1FieldsMatchStock compares the resource.k8s.io/v1 types of the
 // patched tree (source, parsed) with stock k8s.io/api (reflection), type by
-// type from the served kinds down: every field of draext's must be in stock
-// with the same JSON name and options and the same protobuf number, wire
-// type, label and name, and a type of the same structure.
+// type from the kinds both serve (TestV1Kinds) down: every field of draext's
+// must be in stock with the same JSON name and options and the same protobuf
+// number, wire type, label and name, and a type of the same structure.
 func TestV1FieldsMatchStock(t *testing.T) {
 	m := loadManifest(t)
 	for _, name := range m.typeNames() {
@@ -59,7 +46,8 @@ func TestV1FieldsMatchStock(t *testing.T) {
 // TestV1StockOnlyFields lists the fields of stock resource.k8s.io/v1 that
 // draext's types lack: fields added upstream after 1.33's v1beta2. They are
 // allowed; the list goes to $DRAEXT_COMPAT_REPORT when set (one section per
-// stock version), and to the log.
+// stock version, with the kinds draext does not serve and the enum values
+// its types lack: TestV1Kinds, TestV1EnumValues), and to the log.
 func TestV1StockOnlyFields(t *testing.T) {
 	m := loadManifest(t)
 	extras := m.stockOnly()
@@ -68,7 +56,7 @@ func TestV1StockOnlyFields(t *testing.T) {
 		t.Logf("  %s.%s  json:%q protobuf:%q  %s", f.typeName, f.field.Name, f.field.Tag.Get("json"), f.field.Tag.Get("protobuf"), f.field.Type)
 	}
 	if path := os.Getenv("DRAEXT_COMPAT_REPORT"); path != "" {
-		if err := writeReport(path, stockVersion(), m); err != nil {
+		if err := writeReport(path, stockVersion(), m, loadEnums(t)); err != nil {
 			t.Fatalf("DRAEXT_COMPAT_REPORT: %v", err)
 		}
 	}
@@ -89,12 +77,20 @@ type ourPackage struct {
 	dir     string
 	specs   map[string]*ast.TypeSpec
 	imports map[string]map[string]string // per type: import name -> path
+	kinds   []string                     // the types it registers (AddKnownTypes), sorted
+}
+
+// ourV1Dir is the directory of draext's resource/v1 package in the patched
+// tree.
+func ourV1Dir(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(kubeTree(t), "staging", "src", "k8s.io", "api", "resource", "v1")
 }
 
 // parseOurPackage parses the non-generated files of draext's resource/v1.
 func parseOurPackage(t *testing.T) *ourPackage {
 	t.Helper()
-	dir := filepath.Join(kubeTree(t), "staging", "src", "k8s.io", "api", "resource", "v1")
+	dir := ourV1Dir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Go files in %s (is the tree patched with resource.k8s.io/v1?): %v", dir, err)
@@ -127,8 +123,37 @@ func parseOurPackage(t *testing.T) *ourPackage {
 				}
 			}
 		}
+		pkg.kinds = append(pkg.kinds, registeredKinds(f)...)
 	}
+	sort.Strings(pkg.kinds)
+	pkg.kinds = slices.Compact(pkg.kinds)
 	return pkg
+}
+
+// registeredKinds are the types that the calls of AddKnownTypes in f
+// register: the arguments &T{} after the group version.
+func registeredKinds(f *ast.File) []string {
+	var kinds []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "AddKnownTypes" || len(call.Args) == 0 {
+			return true
+		}
+		for _, arg := range call.Args[1:] {
+			if u, ok := arg.(*ast.UnaryExpr); ok && u.Op == token.AND {
+				if lit, ok := u.X.(*ast.CompositeLit); ok {
+					if id, ok := lit.Type.(*ast.Ident); ok {
+						kinds = append(kinds, id.Name)
+					}
+				}
+			}
+		}
+		return true
+	})
+	return kinds
 }
 
 // fields returns the fields of draext's struct type name, or false when
@@ -281,16 +306,42 @@ type pairing struct {
 type manifest struct {
 	byName  map[string]*pairing
 	byStock map[reflect.Type]*pairing
+	kinds   kindSelection
+	roots   []reflect.Type // the stock types of kinds.served
 }
 
 // loadManifest parses draext's types and pairs them with stock ones from
-// v1Roots, following the fields both have.
+// the kinds of stock's scheme that draext serves (selectKinds), following
+// the fields both have.
 func loadManifest(t *testing.T) *manifest {
 	t.Helper()
 	ours := parseOurPackage(t)
-	m := &manifest{byName: map[string]*pairing{}, byStock: map[reflect.Type]*pairing{}}
-	for _, root := range v1Roots {
-		m.pair(ours, root.Name(), root)
+	if len(ours.kinds) == 0 {
+		t.Fatalf("no kinds registered (AddKnownTypes) in %s", ours.dir)
+	}
+	stock, err := stockKinds()
+	if err != nil {
+		t.Fatalf("stock k8s.io/api %s: %v", stockVersion(), err)
+	}
+	stockByName := map[string]reflect.Type{}
+	names := make([]string, 0, len(stock))
+	for _, st := range stock {
+		stockByName[st.Name()] = st
+		names = append(names, st.Name())
+	}
+	isStruct := func(name string) bool {
+		_, ok := ours.fields(name)
+		return ok
+	}
+	m := &manifest{
+		byName:  map[string]*pairing{},
+		byStock: map[reflect.Type]*pairing{},
+		kinds:   selectKinds(names, isStruct, ours.kinds, stockVersion()),
+	}
+	for _, name := range m.kinds.served {
+		root := stockByName[name]
+		m.roots = append(m.roots, root)
+		m.pair(ours, name, root)
 	}
 	return m
 }

@@ -19,8 +19,18 @@ const maxDiffLines = 25
 // jsonDiff compares the JSON that was sent with the JSON the receiving side
 // gives back after decoding it: key order, whitespace and number spelling do
 // not matter, and a member whose value is null counts as absent (both decode
-// to the same Go value). It returns one line per difference, by path.
+// to the same Go value). It returns one line per difference, by path, at
+// most maxDiffLines and a line that counts the others.
 func jsonDiff(sent, back []byte) ([]string, error) {
+	diffs, err := jsonDiffAll(sent, back)
+	if len(diffs) > maxDiffLines {
+		diffs = append(diffs[:maxDiffLines], fmt.Sprintf("... and %d more", len(diffs)-maxDiffLines))
+	}
+	return diffs, err
+}
+
+// jsonDiffAll is jsonDiff with every difference.
+func jsonDiffAll(sent, back []byte) ([]string, error) {
 	a, err := decodeGeneric(sent)
 	if err != nil {
 		return nil, fmt.Errorf("the JSON sent: %w", err)
@@ -31,9 +41,6 @@ func jsonDiff(sent, back []byte) ([]string, error) {
 	}
 	var diffs []string
 	diffValues("", a, b, &diffs)
-	if len(diffs) > maxDiffLines {
-		diffs = append(diffs[:maxDiffLines], fmt.Sprintf("... and %d more", len(diffs)-maxDiffLines))
-	}
 	return diffs, nil
 }
 
@@ -139,6 +146,40 @@ func TestJSONDiff(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("jsonDiff(%s, %s):\n  %s\nwant\n  %s", tc.sent, tc.back, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestJSONDiffLimit(t *testing.T) {
+	object := func(n int) []byte {
+		members := make([]string, n)
+		for i := range n {
+			members[i] = fmt.Sprintf(`"m%02d":%d`, i, i)
+		}
+		return []byte("{" + strings.Join(members, ",") + "}")
+	}
+	for _, tc := range []struct {
+		name              string
+		dropped           int
+		wantAll, wantDiff int
+		wantLast          string
+	}{
+		{name: "under the limit", dropped: maxDiffLines, wantAll: maxDiffLines, wantDiff: maxDiffLines, wantLast: `.m24: sent as 24, not given back`},
+		{name: "over the limit", dropped: maxDiffLines + 5, wantAll: maxDiffLines + 5, wantDiff: maxDiffLines + 1, wantLast: "... and 5 more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sent := object(tc.dropped)
+			all, err := jsonDiffAll(sent, []byte("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff, err := jsonDiff(sent, []byte("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) != tc.wantAll || len(diff) != tc.wantDiff || diff[len(diff)-1] != tc.wantLast {
+				t.Errorf("jsonDiffAll: %d line(s), jsonDiff: %d, its last %q; want %d, %d, %q", len(all), len(diff), diff[len(diff)-1], tc.wantAll, tc.wantDiff, tc.wantLast)
 			}
 		})
 	}

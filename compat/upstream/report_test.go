@@ -24,13 +24,21 @@ import (
 // their dependencies, so it comes from the path of a stock source file in the
 // module cache, .../k8s.io/api@<version>/resource/v1/register.go.
 func stockVersion() string {
-	fn := runtime.FuncForPC(reflect.ValueOf(resourcev1.Resource).Pointer())
-	file, _ := fn.FileLine(fn.Entry())
+	file := stockSourceFile()
 	if _, rest, ok := strings.Cut(filepath.ToSlash(file), "k8s.io/api@"); ok {
 		version, _, _ := strings.Cut(rest, "/")
 		return version
 	}
 	return "(version unknown: " + file + ")"
+}
+
+// stockSourceFile is the source file of stock's resource/v1 that defines
+// resourcev1.Resource (register.go), as the compiler saw it: in the module
+// cache, in the directory of the package's other sources.
+func stockSourceFile() string {
+	fn := runtime.FuncForPC(reflect.ValueOf(resourcev1.Resource).Pointer())
+	file, _ := fn.FileLine(fn.Entry())
+	return file
 }
 
 const (
@@ -41,7 +49,7 @@ const (
 // writeReport writes the section of stock version v into the Markdown file
 // at path, replacing an earlier section of v and keeping those of other
 // versions: the test runs once per stock version, all into one file.
-func writeReport(path, v string, m *manifest) error {
+func writeReport(path, v string, m *manifest, enums enumComparison) error {
 	sections := map[string]string{}
 	old, err := os.ReadFile(path)
 	switch {
@@ -56,7 +64,7 @@ func writeReport(path, v string, m *manifest) error {
 			sections[version] = sectionPrefix + s
 		}
 	}
-	sections[v] = reportSection(v, m)
+	sections[v] = reportSection(v, m, enums)
 	versions := make([]string, 0, len(sections))
 	for version := range sections {
 		versions = append(versions, version)
@@ -66,14 +74,15 @@ func writeReport(path, v string, m *manifest) error {
 	b.WriteString(reportTitle + "\n")
 	b.WriteString("Written by compat/upstream (TestV1StockOnlyFields, DRAEXT_COMPAT_REPORT), one section per stock\n")
 	b.WriteString("version: the fields of stock resource.k8s.io/v1 that draext's resource.k8s.io/v1 does not have\n")
-	b.WriteString("(added upstream after 1.33's v1beta2, which draext's v1 is built from), and where the two differ.\n")
+	b.WriteString("(added upstream after 1.33's v1beta2, which draext's v1 is built from), and where the two differ;\n")
+	b.WriteString("the kinds draext does not serve and the enum values draext's types lack (TestV1Kinds, TestV1EnumValues).\n")
 	for _, version := range versions {
 		b.WriteString("\n" + strings.TrimRight(sections[version], "\n") + "\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func reportSection(v string, m *manifest) string {
+func reportSection(v string, m *manifest, enums enumComparison) string {
 	var b strings.Builder
 	extras := m.stockOnly()
 	fmt.Fprintf(&b, "%s%s\n\n", sectionPrefix, v)
@@ -98,19 +107,68 @@ func reportSection(v string, m *manifest) string {
 			notes = append(notes, name+"."+s)
 		}
 	}
+	reportLists(&b, problems, notes)
+	reportUnserved(&b, m.kinds)
+	reportEnums(&b, enums)
+	return b.String()
+}
+
+// reportLists writes the disagreements and the differences that do not
+// change the wire, when there are any.
+func reportLists(b *strings.Builder, problems, notes []string) {
 	if len(problems) > 0 {
 		b.WriteString("\nDisagreements (the test fails on them):\n\n")
 		for _, s := range problems {
-			fmt.Fprintf(&b, "- %s\n", s)
+			fmt.Fprintf(b, "- %s\n", s)
 		}
 	}
 	if len(notes) > 0 {
 		b.WriteString("\nDifferences that do not change the wire:\n\n")
 		for _, s := range notes {
-			fmt.Fprintf(&b, "- %s\n", s)
+			fmt.Fprintf(b, "- %s\n", s)
 		}
 	}
-	return b.String()
+}
+
+// reportUnserved lists the kinds of stock that draext has no type for.
+func reportUnserved(b *strings.Builder, kinds kindSelection) {
+	b.WriteString("\n### Kinds of stock resource.k8s.io/v1 that draext does not serve\n\n")
+	if len(kinds.unserved) == 0 {
+		b.WriteString("None: draext serves every kind of stock's resource.k8s.io/v1.\n")
+	} else {
+		b.WriteString("draext's resource.k8s.io/v1 has no type of these kinds (stock's scheme registers them): draext's\n")
+		b.WriteString("apiserver does not serve them in v1, and a stock client's request for them fails as for any\n")
+		b.WriteString("resource the server does not have.\n\n")
+		for _, kind := range kinds.unserved {
+			fmt.Fprintf(b, "- `%s`\n", kind)
+		}
+	}
+	reportLists(b, kinds.problems, nil)
+}
+
+// reportEnums lists the enum values of stock that draext's types lack.
+func reportEnums(b *strings.Builder, enums enumComparison) {
+	b.WriteString("\n### Enum values of stock that draext's types lack\n\n")
+	if len(enums.stockOnly) == 0 {
+		b.WriteString("None: draext's types declare every value that stock's declare.\n")
+	} else {
+		b.WriteString("String constants of stock's named types that draext's type of the same name does not declare.\n")
+		b.WriteString("A stock client may send them; draext's apiserver does not know them (its validation of a device\n")
+		b.WriteString("taint's or toleration's effect, for one, accepts only the values draext declares).\n\n")
+		b.WriteString("| Type | Constant | Value |\n|---|---|---|\n")
+		for _, v := range enums.stockOnly {
+			typeName := "`" + v.typeName + "`"
+			if !enums.ourTypes[v.typeName] {
+				typeName += " (draext has no such type)"
+			}
+			constName := "`" + v.constName + "`"
+			if v.byName {
+				constName += " (untyped)"
+			}
+			fmt.Fprintf(b, "| %s | %s | `%q` |\n", typeName, constName, v.value)
+		}
+	}
+	reportLists(b, enums.problems, enums.notes)
 }
 
 // versionLess orders v0.34.13 before v0.35.1; what does not parse sorts last.

@@ -17,6 +17,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/randfill"
@@ -35,11 +36,12 @@ const (
 	draextsideDir = "../draextside"
 )
 
-// TestDraextDecodesStockV1: random objects of every resource.k8s.io/v1 type
-// that stock k8s.io/api serves, limited to the fields draext has (the others
-// unset, see TestV1FieldsMatchStock), encoded by stock as JSON and protobuf,
-// decode with draext's types (compat/draextside, strictly for JSON) and give
-// back, as JSON, exactly what stock wrote.
+// TestDraextDecodesStockV1: random objects of every resource.k8s.io/v1 kind
+// that stock k8s.io/api and draext both serve (TestV1Kinds), limited to the
+// fields draext has (the others unset, see TestV1FieldsMatchStock), encoded
+// by stock as JSON and protobuf, decode with draext's types
+// (compat/draextside, strictly for JSON) and give back, as JSON, exactly what
+// stock wrote.
 //
 // draext's types come from the exported staging modules: run it under
 // staging_env (scripts/lib/staging.sh) after make staging, as make test does.
@@ -57,7 +59,7 @@ func TestDraextDecodesStockV1(t *testing.T) {
 
 	type sample struct{ name, json string }
 	var samples []sample
-	for _, root := range v1Roots {
+	for _, root := range m.roots {
 		for i := range reverseSamples {
 			obj := reflect.New(root).Interface().(runtime.Object)
 			newFiller(scheme, reverseSeed+int64(i), i == 0).Fill(obj)
@@ -106,17 +108,26 @@ func TestDraextDecodesStockV1(t *testing.T) {
 
 // newFiller is the filler of upstream's round-trip tests (apimachinery's
 // fuzzer with the funcs of metav1) with a fixed seed; full sets every
-// optional field and puts two items in every list and map.
+// optional field, *metav1.Time ones included, and puts two items in every
+// list and map.
 func newFiller(scheme *runtime.Scheme, seed int64, full bool) *randfill.Filler {
-	funcs := fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any {
-		return []any{
-			// Opaque parameters are JSON objects; the stock filler makes
-			// them metav1 objects through a codec this scheme lacks.
-			func(r *runtime.RawExtension, c randfill.Continue) {
-				r.Raw = fmt.Appendf(nil, `{"apiVersion":"example.com/v1","kind":"CustomType","spec":{"replicas":%d}}`, c.Int31())
-			},
-		}
-	})
+	fill := []any{
+		// Opaque parameters are JSON objects; the stock filler makes
+		// them metav1 objects through a codec this scheme lacks.
+		func(r *runtime.RawExtension, c randfill.Continue) {
+			r.Raw = fmt.Appendf(nil, `{"apiVersion":"example.com/v1","kind":"CustomType","spec":{"replicas":%d}}`, c.Int31())
+		},
+	}
+	if full {
+		// A *metav1.Time field stays nil otherwise: randfill finds the
+		// nil pointer a SimpleSelfFiller and calls its RandFill, which
+		// has nothing to fill. Only for full objects, so that the random
+		// ones stay as they were drawn before.
+		fill = append(fill, func(p **metav1.Time, c randfill.Continue) {
+			c.FillNoCustom(p) // a new Time, filled with a random time
+		})
+	}
+	funcs := fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any { return fill })
 	f := fuzzer.FuzzerFor(funcs, rand.NewSource(seed), serializer.NewCodecFactory(scheme))
 	if full {
 		f.NilChance(0).NumElements(2, 2)
