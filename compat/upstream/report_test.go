@@ -153,8 +153,8 @@ func reportEnums(b *strings.Builder, enums enumComparison) {
 		b.WriteString("None: draext's types declare every value that stock's declare.\n")
 	} else {
 		b.WriteString("String constants of stock's named types that draext's type of the same name does not declare.\n")
-		b.WriteString("A stock client may send them; draext's apiserver does not know them (its validation of a device\n")
-		b.WriteString("taint's or toleration's effect, for one, accepts only the values draext declares).\n\n")
+		b.WriteString("A stock client may send them. The external types do not name them, but the API server may still\n")
+		b.WriteString("accept one: docs/tools.md says which (a device taint's effect None is accepted and has no effect).\n\n")
 		b.WriteString("| Type | Constant | Value |\n|---|---|---|\n")
 		for _, v := range enums.stockOnly {
 			typeName := "`" + v.typeName + "`"
