@@ -60,7 +60,9 @@ fi
 #                                              are set true, so a gate locked to true is fine),
 #                                              and the resource.k8s.io versions it serves
 STOCK=0
-RUNTIME_CONFIG=resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true
+# RUNTIME_CONFIG= replaces kube-apiserver's --runtime-config (patched binaries
+# only), e.g. without resource.k8s.io/v1 to show that no component needs it.
+RUNTIME_CONFIG=${RUNTIME_CONFIG:-resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true}
 kbin_version=$("$KBIN/kube-apiserver" --version 2>/dev/null | awk '{ print $2 }')
 apiserver_gate=$(gate_probe "$KBIN/kube-apiserver" DRAExtendedResource)
 kubelet_gate=$(gate_probe "$KBIN/kubelet" DRAExtendedResource)
