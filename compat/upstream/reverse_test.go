@@ -47,15 +47,7 @@ const (
 // staging_env (scripts/lib/staging.sh) after make staging, as make test does.
 // DRAEXT_COMPAT_FORWARD_ONLY=1 leaves it out.
 func TestDraextDecodesStockV1(t *testing.T) {
-	if os.Getenv("DRAEXT_COMPAT_FORWARD_ONLY") == "1" {
-		t.Skip("DRAEXT_COMPAT_FORWARD_ONLY=1: draext's types do not decode stock objects in this run")
-	}
-	m := loadManifest(t)
-	scheme := newScheme(t)
-	in, out := filepath.Join(t.TempDir(), "in"), filepath.Join(t.TempDir(), "out")
-	if err := os.Mkdir(in, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	m, scheme, in, out := reverseSetup(t)
 
 	type sample struct{ name, json string }
 	var samples []sample
@@ -104,6 +96,22 @@ func TestDraextDecodesStockV1(t *testing.T) {
 			})
 		}
 	}
+}
+
+// reverseSetup is what the tests that let draext's types decode stock
+// objects share: it skips under DRAEXT_COMPAT_FORWARD_ONLY=1 and returns the
+// manifest, stock's scheme, and the directories that compat/draextside
+// reads (in, created) and writes (out).
+func reverseSetup(t *testing.T) (*manifest, *runtime.Scheme, string, string) {
+	t.Helper()
+	if os.Getenv("DRAEXT_COMPAT_FORWARD_ONLY") == "1" {
+		t.Skip("DRAEXT_COMPAT_FORWARD_ONLY=1: draext's types do not decode stock objects in this run")
+	}
+	in, out := filepath.Join(t.TempDir(), "in"), filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return loadManifest(t), newScheme(t), in, out
 }
 
 // newFiller is the filler of upstream's round-trip tests (apimachinery's
