@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# Builds Kubernetes binaries from the patched tree into _output/bin, one at a
-# time, stamped v<GIT_TAG>-draext.<RELEASE> through the usual version ldflags.
+# Builds Kubernetes binaries from the patched tree into _output/bin (one go
+# build for the static ones, one for the kubelet), stamped
+# v<GIT_TAG>-draext.<RELEASE> through the usual version ldflags.
 #
 #   WHAT="kubelet kubectl"   build a subset (default: the six binaries below)
 #   BASE=1                   make build-base: the unpatched base instead, from a
@@ -103,26 +104,42 @@ inputs=$(tree_inputs "$TREE_DIR" "$commit $VERSION $(go version) $ldflags $tags"
 mkdir -p "$OUT_DIR"
 check_disk_space 8 "make build" "$(go env GOCACHE)" "$OUTPUT_DIR"
 total_start=$(now_s)
-n=0
+# What is stale, in two groups by CGO_ENABLED. A group is one `go build`: on a
+# cold cache its packages compile once for all its binaries, and the links
+# run in parallel (four static binaries relink in 8 s instead of 19 s here).
+static=() dynamic=()
 for w in "${what[@]}"; do
-	n=$((n + 1))
 	out=$OUT_DIR/$w
-	stamp=$OUT_DIR/.$w.inputs
-	if [[ -x $out && -f $stamp && $(cat "$stamp") == "$inputs" ]]; then
-		log "[$n/${#what[@]}] $w is up to date ($VERSION)"
+	if [[ -x $out && -f $OUT_DIR/.$w.inputs && $(cat "$OUT_DIR/.$w.inputs") == "$inputs" ]]; then
+		log "$w is up to date ($VERSION)"
 		continue
 	fi
-	cgo=1
-	[[ $STATIC == *" $w "* ]] && cgo=0
-	log "[$n/${#what[@]}] building $w ($VERSION, CGO_ENABLED=$cgo)"
-	start=$(now_s)
-	rm -f "$stamp"
-	(cd "$TREE_DIR" && CGO_ENABLED=$cgo go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out.tmp" "./cmd/$w") ||
-		die "building $w failed (see the go errors above)" "the tree is $TREE_DIR ($(git -C "$TREE_DIR" describe --all 2>/dev/null))"
-	mv "$out.tmp" "$out"
-	echo "$inputs" >"$stamp"
-	info "$w built in $(($(now_s) - start))s"
+	rm -f "$OUT_DIR/.$w.inputs"
+	if [[ $STATIC == *" $w "* ]]; then static+=("$w"); else dynamic+=("$w"); fi
 done
+# build_group CGO BINARY...: one go build of BINARY... into a scratch folder,
+# then each binary moved into place with its stamp.
+build_group() {
+	local cgo=$1 start w pkgs=() tmp
+	shift
+	(($#)) || return 0
+	for w in "$@"; do pkgs+=("./cmd/$w"); done
+	log "building $* ($VERSION, CGO_ENABLED=$cgo)"
+	start=$(now_s)
+	tmp=$(mktemp -d "$OUT_DIR/.build.XXXXXX")
+	(cd "$TREE_DIR" && CGO_ENABLED=$cgo go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}") || {
+		rm -rf "$tmp"
+		die "building $* failed (see the go errors above)" "the tree is $TREE_DIR ($(git -C "$TREE_DIR" describe --all 2>/dev/null))"
+	}
+	for w in "$@"; do
+		mv "$tmp/$w" "$OUT_DIR/$w"
+		echo "$inputs" >"$OUT_DIR/.$w.inputs"
+	done
+	rmdir "$tmp"
+	info "$* built in $(($(now_s) - start))s"
+}
+build_group 0 "${static[@]}"
+build_group 1 "${dynamic[@]}"
 log "binaries in ${OUT_DIR#"$DRAEXT_ROOT"/} ($(($(now_s) - total_start))s): ${what[*]}"
 
 # The gate must reach every patched server component we built, and be

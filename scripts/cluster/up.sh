@@ -42,11 +42,58 @@ if [[ -f $PIDS/nodes && $(cat "$PIDS/nodes") != "$NODES" ]] && proc_alive etcd; 
 	die "a cluster with $(cat "$PIDS/nodes") node(s) is running" "run make down first, or NODES=$(cat "$PIDS/nodes")"
 fi
 
+# The cluster's dependencies (scripts/cluster/deps.sh: containerd, etcd, CNI,
+# the example driver and images) and the stock-library driver build in the
+# background, beside the Kubernetes binaries: on a cold machine the two
+# overlap their downloads and links, and the stock-library driver is ready
+# when its phase comes. The upstream tree is fetched and patched first: deps.sh
+# reads its pause source. Its output goes to _output/cluster/deps.log.
+DEPS_LOG=$OUTPUT_DIR/cluster/deps.log
+DEPS_PID=
+# kill_tree PID: PID and every process under it (go build's compilers too).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null || true
+}
+# start_deps [stockdriver]: start the background job; with stockdriver, it
+# also builds the stock-library driver (patched binaries only: stock ones
+# get no stock-library driver).
+start_deps() {
+	local with_stock=${1:-}
+	mkdir -p "${DEPS_LOG%/*}"
+	[[ -f $KUBE_TREE/build/pause/linux/pause.c ]] || bash "$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
+	info "cluster dependencies build in the background (log: ${DEPS_LOG#"$DRAEXT_ROOT"/})"
+	(
+		bash "$DRAEXT_ROOT/scripts/cluster/deps.sh" || exit 1
+		if [[ $with_stock == stockdriver && $STOCK_DRIVER == 1 ]]; then
+			t0=$(now_s)
+			stockdriver_build >/dev/null || exit 1
+			info "stock-library driver ($STOCK_DRA_VERSION) built in $(($(now_s) - t0))s"
+		fi
+	) >"$DEPS_LOG" 2>&1 &
+	DEPS_PID=$!
+	# A failed build stops this script; the background job goes with it.
+	trap '[[ -z $DEPS_PID ]] || kill_tree "$DEPS_PID"' EXIT
+}
+wait_deps() {
+	if ! wait "$DEPS_PID"; then
+		DEPS_PID=
+		tail -n 30 "$DEPS_LOG" >&2
+		die "building the cluster dependencies failed (log: ${DEPS_LOG#"$DRAEXT_ROOT"/})"
+	fi
+	DEPS_PID=
+	grep -E 'cluster dependencies ready|stock-library driver .* built' "$DEPS_LOG" >&2 || true
+}
+
 # Binaries: (re)build what is missing or stale (incremental: under a second
 # per binary when nothing changed). Binaries from KBIN= are used as they are.
 if [[ $KBIN == "$OUTPUT_DIR/bin" ]]; then
+	"$DRAEXT_ROOT/scripts/series/patches-apply.sh" --if-needed
+	start_deps stockdriver
 	WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
 else
+	start_deps
 	for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
 		[[ -x $KBIN/$b ]] || die "missing in KBIN=$KBIN: $b"
 	done
@@ -95,7 +142,7 @@ rejected)
 	;;
 *) die "cannot tell whether $KBIN/kube-apiserver knows the gate DRAExtendedResource" "$apiserver_gate" ;;
 esac
-bash "$DRAEXT_ROOT/scripts/cluster/deps.sh"
+wait_deps
 mkdir -p "$LOGS" "$PIDS" "$STATE_DIR" "$RUN_DIR"
 echo "$NODES" >"$PIDS/nodes"
 echo "$DRIVER" >"$PIDS/driver"
