@@ -4,7 +4,8 @@
 # Rewrites patches/<release>/ from branch draext of _output/kubernetes:
 # one normalised `git format-patch` file per commit after the base tag and the
 # series file in that order. File numbers are stable: a patch keeps its number
-# (matched by subject), so folding or adding one renames no other file; gaps are
+# (matched by subject, or by its change when only its message was reworded), so
+# folding or adding one renames no other file; gaps are
 # allowed. RENUMBER=N renumbers the whole series N, 2N, ... once.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 

@@ -4,6 +4,9 @@
 package series
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -16,11 +19,62 @@ import (
 // MaxNumber is the largest number a four-digit file name can carry.
 const MaxNumber = 9999
 
-// Numbered is a patch as far as numbering is concerned: its subject, and the
-// number its file had in the committed series (0 for a new patch).
+// Numbered is a patch as far as numbering is concerned: its subject, the
+// number its file had in the committed series (0 for a new patch), and its
+// change (ChangeOf), which tells a reworded patch from a new one.
 type Numbered struct {
 	Subject string
 	Number  int
+	Change  string
+}
+
+// ChangeOf identifies what a format-patch file changes: a hash of everything
+// after the commit message (the diffstat and the diff), so that a patch whose
+// message alone was reworded has the change it had.
+func ChangeOf(data []byte) string {
+	i := bytes.Index(data, []byte("\n---\n"))
+	if i < 0 {
+		return ""
+	}
+	sum := sha256.Sum256(data[i:])
+	return hex.EncodeToString(sum[:])
+}
+
+// Reworded gives the committed patches whose subject was reworded the new
+// subject, so that AssignNumbers keeps their numbers: a committed patch whose
+// subject the export no longer has, and whose change exactly one exported
+// patch with a subject the committed series does not have makes, is that
+// patch. A change that several patches make on either side matches nothing.
+func Reworded(committed, exported []Numbered) []Numbered {
+	subjects := map[string]bool{}
+	for _, e := range exported {
+		subjects[e.Subject] = true
+	}
+	committedSubjects := map[string]bool{}
+	changes := map[string]int{}
+	for _, c := range committed {
+		committedSubjects[c.Subject] = true
+		if c.Change != "" {
+			changes[c.Change]++
+		}
+	}
+	byChange := map[string][]string{}
+	for _, e := range exported {
+		if e.Change != "" {
+			byChange[e.Change] = append(byChange[e.Change], e.Subject)
+		}
+	}
+	out := make([]Numbered, len(committed))
+	for i, c := range committed {
+		out[i] = c
+		if subjects[c.Subject] || c.Change == "" || changes[c.Change] != 1 {
+			continue
+		}
+		if news := byChange[c.Change]; len(news) == 1 && !committedSubjects[news[0]] {
+			out[i].Subject = news[0]
+		}
+	}
+	return out
 }
 
 // AssignNumbers gives each subject of a freshly exported series (in series
@@ -152,14 +206,16 @@ func Committed(dir string) ([]Numbered, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Numbered{Subject: h.Subject, Number: n})
+		out = append(out, Numbered{Subject: h.Subject, Number: n, Change: ChangeOf(data)})
 	}
 	return out, nil
 }
 
 // Renumber gives the patch files that git format-patch wrote into dir
 // (numbered from 0001 in series order) their stable numbers from the
-// committed series (see AssignNumbers), renames them and writes dir/series.
+// committed series (see AssignNumbers; a patch whose message alone was
+// reworded keeps its number, see Reworded), renames them and writes
+// dir/series.
 func Renumber(dir string, committed []Numbered, step int) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.patch"))
 	if err != nil {
@@ -167,6 +223,7 @@ func Renumber(dir string, committed []Numbered, step int) error {
 	}
 	sort.Strings(files)
 	subjects := make([]string, len(files))
+	exported := make([]Numbered, len(files))
 	for i, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -177,8 +234,9 @@ func Renumber(dir string, committed []Numbered, step int) error {
 			return fmt.Errorf("%s: %w", filepath.Base(f), err)
 		}
 		subjects[i] = h.Subject
+		exported[i] = Numbered{Subject: h.Subject, Change: ChangeOf(data)}
 	}
-	numbers, err := AssignNumbers(committed, subjects, step)
+	numbers, err := AssignNumbers(Reworded(committed, exported), subjects, step)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 func TestAssignNumbers(t *testing.T) {
 	t.Parallel()
-	committed := []Numbered{{"a", 1}, {"b", 2}, {"c", 3}, {"d", 4}}
+	committed := []Numbered{{Subject: "a", Number: 1}, {Subject: "b", Number: 2}, {Subject: "c", Number: 3}, {Subject: "d", Number: 4}}
 	testCases := map[string]struct {
 		committed []Numbered
 		subjects  []string
@@ -33,7 +33,7 @@ func TestAssignNumbers(t *testing.T) {
 			want:      []int{1, 3, 4},
 		},
 		"new patch takes a gap": {
-			committed: []Numbered{{"a", 1}, {"c", 3}},
+			committed: []Numbered{{Subject: "a", Number: 1}, {Subject: "c", Number: 3}},
 			subjects:  []string{"a", "b", "c"},
 			want:      []int{1, 2, 3},
 		},
@@ -43,22 +43,22 @@ func TestAssignNumbers(t *testing.T) {
 			wantErr:   `no free number for the new patch "x" between 0002 and 0003 ("c")`,
 		},
 		"reworded subject keeps its slot when there is room": {
-			committed: []Numbered{{"a", 10}, {"b", 20}, {"c", 30}},
+			committed: []Numbered{{Subject: "a", Number: 10}, {Subject: "b", Number: 20}, {Subject: "c", Number: 30}},
 			subjects:  []string{"a", "b2", "c"},
 			want:      []int{10, 11, 30},
 		},
 		"a patch moved to the end gets a new number": {
-			committed: []Numbered{{"a", 10}, {"b", 20}, {"c", 30}, {"d", 40}},
+			committed: []Numbered{{Subject: "a", Number: 10}, {Subject: "b", Number: 20}, {Subject: "c", Number: 30}, {Subject: "d", Number: 40}},
 			subjects:  []string{"b", "c", "d", "a"},
 			want:      []int{20, 30, 40, 41},
 		},
 		"a patch moved to the front keeps the others": {
-			committed: []Numbered{{"a", 10}, {"b", 20}, {"c", 30}, {"d", 40}},
+			committed: []Numbered{{Subject: "a", Number: 10}, {Subject: "b", Number: 20}, {Subject: "c", Number: 30}, {Subject: "d", Number: 40}},
 			subjects:  []string{"d", "a", "b", "c"},
 			want:      []int{1, 10, 20, 30},
 		},
 		"a duplicated subject is new on both sides": {
-			committed: []Numbered{{"a", 10}, {"b", 20}, {"b", 30}},
+			committed: []Numbered{{Subject: "a", Number: 10}, {Subject: "b", Number: 20}, {Subject: "b", Number: 30}},
 			subjects:  []string{"a", "b", "c"},
 			want:      []int{10, 11, 12},
 		},
@@ -74,7 +74,7 @@ func TestAssignNumbers(t *testing.T) {
 			wantErr:  "beyond 9999",
 		},
 		"no number left at the end": {
-			committed: []Numbered{{"a", 9999}},
+			committed: []Numbered{{Subject: "a", Number: 9999}},
 			subjects:  []string{"a", "b"},
 			wantErr:   `no free number for the new patch "b" after 9999`,
 		},
@@ -155,5 +155,102 @@ func TestCommittedWithoutSeries(t *testing.T) {
 	got, err := Committed(t.TempDir())
 	if err != nil || got != nil {
 		t.Errorf("Committed(empty dir) = %v, %v; want nothing and no error", got, err)
+	}
+}
+
+func TestReworded(t *testing.T) {
+	t.Parallel()
+	n := func(subject, change string, number int) Numbered {
+		return Numbered{Subject: subject, Number: number, Change: change}
+	}
+	testCases := map[string]struct {
+		committed, exported []Numbered
+		want                []string // the committed subjects afterwards
+	}{
+		"nothing reworded": {
+			committed: []Numbered{n("a", "1", 10), n("b", "2", 20)},
+			exported:  []Numbered{n("a", "1", 0), n("b", "2", 0)},
+			want:      []string{"a", "b"},
+		},
+		"a reworded subject takes the committed patch's place": {
+			committed: []Numbered{n("a", "1", 10), n("b", "2", 20)},
+			exported:  []Numbered{n("a", "1", 0), n("b, shorter", "2", 0)},
+			want:      []string{"a", "b, shorter"},
+		},
+		"a reworded patch whose change changed too is new": {
+			committed: []Numbered{n("a", "1", 10), n("b", "2", 20)},
+			exported:  []Numbered{n("a", "1", 0), n("c", "3", 0)},
+			want:      []string{"a", "b"},
+		},
+		"a subject kept with a new change stays by subject": {
+			committed: []Numbered{n("a", "1", 10), n("b", "2", 20)},
+			exported:  []Numbered{n("a", "2", 0), n("c", "2", 0)},
+			want:      []string{"a", "b"},
+		},
+		"a change two exported patches make matches neither": {
+			committed: []Numbered{n("a", "1", 10)},
+			exported:  []Numbered{n("x", "1", 0), n("y", "1", 0)},
+			want:      []string{"a"},
+		},
+		"a change two committed patches made matches neither": {
+			committed: []Numbered{n("a", "1", 10), n("b", "1", 20)},
+			exported:  []Numbered{n("x", "1", 0)},
+			want:      []string{"a", "b"},
+		},
+		"no change known": {
+			committed: []Numbered{n("a", "", 10)},
+			exported:  []Numbered{n("x", "", 0)},
+			want:      []string{"a"},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := Reworded(tc.committed, tc.exported)
+			var subjects []string
+			for i, c := range got {
+				subjects = append(subjects, c.Subject)
+				if c.Number != tc.committed[i].Number {
+					t.Errorf("Reworded changed the number of %q to %d", c.Subject, c.Number)
+				}
+			}
+			if !reflect.DeepEqual(subjects, tc.want) {
+				t.Errorf("Reworded subjects = %q, want %q", subjects, tc.want)
+			}
+		})
+	}
+}
+
+func TestRenumberKeepsTheNumberOfARewordedPatch(t *testing.T) {
+	t.Parallel()
+	committedDir := writeSeries(t, map[string]string{
+		"0010-features-add-the-gate.patch":                        patchText("features: add the gate", goodMessage),
+		"0020-api-add-a-field-with-a-much-too-long-subject.patch": strings.Replace(patchText("api: add a field with a much too long subject", goodMessage), "+// x", "+// z", 1),
+		"0030-api-validate-the-field.patch":                       strings.Replace(patchText("api: validate the field", goodMessage), "+// x", "+// y", 1),
+	}, []string{"0010-features-add-the-gate.patch", "0020-api-add-a-field-with-a-much-too-long-subject.patch", "0030-api-validate-the-field.patch"}, false)
+	committed, err := Committed(committedDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for name, text := range map[string]string{
+		"0001-features-add-the-gate.patch":  patchText("features: add the gate", goodMessage),
+		"0002-api-add-a-field.patch":        strings.Replace(patchText("api: add a field", "A reworded message.\n\n"+goodMessage[len("Add the gate.\n\n"):]), "+// x", "+// z", 1),
+		"0003-api-validate-the-field.patch": strings.Replace(patchText("api: validate the field", goodMessage), "+// x", "+// y", 1),
+	} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Renumber(out, committed, 0); err != nil {
+		t.Fatalf("Renumber: %v", err)
+	}
+	got, err := ReadSeries(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"0010-features-add-the-gate.patch", "0020-api-add-a-field.patch", "0030-api-validate-the-field.patch"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("series = %v, want %v", got, want)
 	}
 }
