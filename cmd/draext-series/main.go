@@ -28,13 +28,17 @@ commands:
   lint DIR             check a series directory (series file, checksums, names, subjects, trailers)
   number [-renumber N] COMMITTED DIR
                        give the patch files that git format-patch wrote into DIR their stable
-                       numbers: a patch keeps the number of the patch with its subject in the
-                       committed series directory COMMITTED, a new one takes the next free
-                       number; -renumber N numbers N, 2N, ... instead; writes DIR/series
-  topics DIR           print the topics of the series in stacking order, one line each:
-                       the topic id, then its patch files in series order
+                       numbers: a patch keeps the number of the patch with its subject (or,
+                       when only its message was reworded, its change) in the committed series
+                       directory COMMITTED, a new one takes the next free number; -renumber N
+                       numbers N, 2N, ... instead; writes DIR/series
+  topics [-upstream] DIR
+                       print the topics of the series in stacking order, one line each:
+                       the topic id, then its patch files in series order; -upstream puts
+                       where upstream stands (carry, proposal or local) after the id
   pr DIR TOPIC         print the pull request description of TOPIC, in the sections of
-                       kubernetes/kubernetes' .github/PULL_REQUEST_TEMPLATE.md
+                       kubernetes/kubernetes' .github/PULL_REQUEST_TEMPLATE.md; only a proposal
+                       topic has one (upstream has a carry topic, only this series needs a local one)
   write-sums DIR       record the checksums of series and its patches in DIR/SHA256SUMS
   version DIR          print the version the patched binaries report (GIT_TAG + RELEASE)
   staging-version TAG  print the k8s.io/* staging module version for a release tag
@@ -107,9 +111,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		return series.Renumber(args[1], committed, step)
 	case "topics", "pr":
-		n := 1
+		n, withUpstream := 1, false
 		if cmd == "pr" {
 			n = 2
+		} else if len(args) > 0 && args[0] == "-upstream" {
+			withUpstream, args = true, args[1:]
 		}
 		if err := need(n); err != nil {
 			return err
@@ -128,6 +134,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		for _, t := range s.Topics {
 			files := []string{t.ID}
+			if withUpstream {
+				files = append(files, t.Upstream)
+			}
 			for _, p := range s.TopicPatches(t.ID) {
 				files = append(files, p.File)
 			}

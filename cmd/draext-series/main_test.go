@@ -113,3 +113,63 @@ func TestTableWriteThenCheck(t *testing.T) {
 		t.Errorf("document after table:\n%s", got)
 	}
 }
+
+// TestLintTopicsPR runs lint, topics and pr on a
+// series of a carry topic and a proposal topic.
+func TestLintTopicsPR(t *testing.T) {
+	t.Parallel()
+	patch := func(subject, topic, upstreamPR string) string {
+		return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" +
+			"From: Dev <dev@example.com>\nDate: Mon, 30 Nov 2026 00:00:00 +0000\n" +
+			"Subject: [PATCH] " + subject + "\n\nWhat it does.\n\n" +
+			"KEP: 5004\nUpstream-PR: " + upstreamPR + "\nBackport-Delta: none\nDrop-When: v1.35\nTopic: " + topic + "\nRelease-Note: NONE\n" +
+			"---\n a.go | 1 +\n 1 file changed, 1 insertion(+)\n\ndiff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1 +1,2 @@\n package a\n+// " + topic + "\n"
+	}
+	const p1, p2 = "0001-api-add-a-field.patch", "0002-quota-count-devices.patch"
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"GIT_TAG": "v1.33.13\n", "RELEASE": "1\n", "series": p1 + "\n" + p2 + "\n",
+		p1: patch("api: add a field", "api", "https://github.com/kubernetes/kubernetes/pull/130653"),
+		p2: patch("quota: count devices", "quota", "none"),
+		"TOPICS.md": "# Topics\n\n## api: The API\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n\nAdds the fields.\n\n" +
+			"## quota: Quota\n\n- Kind: feature\n- SIG: scheduling\n- Upstream: proposal\n\nCounts devices.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run([]string{"write-sums", dir}, strings.NewReader(""), &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	testCases := map[string]struct {
+		args    []string
+		want    string // the whole output, or with part a part of it
+		part    bool
+		wantErr string
+	}{
+		"lint":                      {args: []string{"lint", dir}, want: "metadata complete", part: true},
+		"topics":                    {args: []string{"topics", dir}, want: "api " + p1 + "\nquota " + p2 + "\n"},
+		"topics -upstream":          {args: []string{"topics", "-upstream", dir}, want: "api carry " + p1 + "\nquota proposal " + p2 + "\n"},
+		"pr of a proposal topic":    {args: []string{"pr", dir, "quota"}, want: "/kind feature\n/sig scheduling\n", part: true},
+		"pr of a carry topic fails": {args: []string{"pr", dir, "api"}, wantErr: "topic api is carry: upstream has this change (from v1.35; pull requests https://github.com/kubernetes/kubernetes/pull/130653)"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			err := run(tc.args, strings.NewReader(""), &out)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("run(%q) error = %v, want one containing %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("run(%q): %v", tc.args, err)
+			}
+			if got := out.String(); (tc.part && !strings.Contains(got, tc.want)) || (!tc.part && got != tc.want) {
+				t.Errorf("run(%q) printed %q, want %q", tc.args, got, tc.want)
+			}
+		})
+	}
+}

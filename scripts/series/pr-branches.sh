@@ -6,8 +6,10 @@
 # patches/<release>/TOPICS.md: pr/01-<first topic> holds the base tag and that
 # topic's patches, pr/02-<second> adds the second topic's, and so on, so each
 # branch is one pull request on top of the one before it, for review and
-# cherry-picking. Each topic's pull request description (draext-series pr) is
-# written beside them to _output/pr/NN-<topic>.md.
+# cherry-picking. Each proposal topic's pull request description
+# (draext-series pr) is written beside them to _output/pr/NN-<topic>.md; a
+# carry topic (upstream has it) and a local one (only this series needs it)
+# get a branch but no description.
 #
 # draext-series lint (run first) wants the patches of a topic together, in the
 # order of TOPICS.md, so applying topic after topic replays the series in its
@@ -19,7 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 TAG=$(git_tag)
 start=$(now_s)
 lint=$(series_tool lint "$PATCH_DIR" 2>&1) || die "the series is not valid, fix it first:" "$lint"
-mapfile -t topics < <(series_tool topics "$PATCH_DIR")
+mapfile -t topics < <(series_tool topics -upstream "$PATCH_DIR")
 
 stack_wt=$OUTPUT_DIR/pr-stack
 trap 'remove_worktree "$stack_wt"' EXIT
@@ -32,8 +34,9 @@ mkdir -p "$OUTPUT_DIR/pr"
 
 fresh_worktree "$stack_wt" "refs/tags/$TAG^{commit}"
 i=0
+described=0
 for line in "${topics[@]}"; do
-	read -r topic files <<<"$line"
+	read -r topic upstream files <<<"$line"
 	i=$((i + 1))
 	name=$(printf '%02d-%s' "$i" "$topic")
 	n=0
@@ -45,8 +48,13 @@ for line in "${topics[@]}"; do
 		n=$((n + 1))
 	done
 	git -C "$KUBE_TREE" branch --quiet -f "pr/$name" "$(git -C "$stack_wt" rev-parse HEAD)"
+	if [[ $upstream != proposal ]]; then
+		info "pr/$name: $n patch(es), $upstream: no upstream pull request, so no description"
+		continue
+	fi
 	series_tool pr "$PATCH_DIR" "$topic" >"$OUTPUT_DIR/pr/$name.md"
+	described=$((described + 1))
 	info "pr/$name: $n patch(es), description in ${OUTPUT_DIR#"$DRAEXT_ROOT"/}/pr/$name.md"
 done
 
-log "pr-branches: ${#topics[@]} topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, the last with the whole series ($(($(now_s) - start))s)"
+log "pr-branches: ${#topics[@]} topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, the last with the whole series; $described description(s) of proposal topics in ${OUTPUT_DIR#"$DRAEXT_ROOT"/}/pr ($(($(now_s) - start))s)"

@@ -6,6 +6,7 @@ package series
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -33,9 +34,28 @@ func (s *Series) TopicPatches(id string) []Patch {
 	return out
 }
 
+// ForwardSeries is where the changes upstream lacks are proposed from: a
+// series against a current release, whose pull requests target master.
+const ForwardSeries = "the forward series (patches/v1.37, in progress)"
+
+// NoPullRequestError says why a topic gets no upstream pull request
+// description: upstream has it (carry) or only this series needs it (local).
+type NoPullRequestError struct {
+	Topic    string
+	Upstream string
+	// Why says it in words, with the upstream release and pull requests of
+	// a carry topic.
+	Why string
+}
+
+func (e *NoPullRequestError) Error() string {
+	return fmt.Sprintf("topic %s is %s: %s, so it gets no upstream pull request description; descriptions are for proposal topics, and what upstream lacks is proposed from %s", e.Topic, e.Upstream, e.Why, ForwardSeries)
+}
+
 // PullRequest writes the description of the pull request a topic makes, in
 // the sections of kubernetes/kubernetes' .github/PULL_REQUEST_TEMPLATE.md.
-// The series must have loaded without error.
+// Only a proposal topic has one: for a carry or local topic it returns a
+// *NoPullRequestError. The series must have loaded without error.
 func (s *Series) PullRequest(id string) (string, error) {
 	t, ok := s.Topic(id)
 	if !ok {
@@ -49,16 +69,17 @@ func (s *Series) PullRequest(id string) (string, error) {
 	if len(patches) == 0 {
 		return "", fmt.Errorf("topic %s has no patch", id)
 	}
+	switch t.Upstream {
+	case Carry:
+		return "", &NoPullRequestError{Topic: id, Upstream: Carry, Why: "upstream has this change" + upstreamHas(patches)}
+	case Local:
+		return "", &NoPullRequestError{Topic: id, Upstream: Local, Why: "only this series needs this change, upstream has no use for it"}
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("<!-- %s: topic %s of the draext series (%s-draext.%d). ", t.Title, t.ID, s.GitTag, s.Release)
-	switch t.Upstream {
-	case Carry:
-		w("Upstream has this change; as a pull request it is a carry for a fork's release-%s branch (upstream takes no features into release branches). -->\n\n", minor(s.GitTag))
-	default:
-		w("Upstream lacks this change. Pull requests target master: rebase the branch onto master before you open it. -->\n\n")
-	}
+	w("Upstream lacks this change. Pull requests target master: rebase the branch onto master before you open it. -->\n\n")
 
 	w("#### What type of PR is this?\n\n")
 	for _, k := range t.Kinds {
@@ -155,11 +176,49 @@ func upstreamPRs(patches []Patch) []string {
 	return out
 }
 
-// minor turns v1.33.13 into 1.33.
-func minor(tag string) string {
-	parts := strings.SplitN(strings.TrimPrefix(tag, "v"), ".", 3)
-	if len(parts) < 2 {
-		return tag
+// upstreamHas says from which release and through which pull requests
+// upstream has a carry topic's change, from the patches' Drop-When: and
+// Upstream-PR: trailers, as " (from v1.35: <urls>)"; "" when they name none.
+func upstreamHas(patches []Patch) string {
+	first := ""
+	for _, p := range patches {
+		v := p.Trailers["Drop-When"]
+		if v == "" || v == "never" {
+			continue
+		}
+		if first == "" || releaseBefore(v, first) {
+			first = v
+		}
 	}
-	return parts[0] + "." + parts[1]
+	var parts []string
+	if first != "" {
+		parts = append(parts, "from "+first)
+	}
+	if prs := upstreamPRs(patches); len(prs) > 0 {
+		parts = append(parts, "pull requests "+strings.Join(prs, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// releaseBefore compares two Drop-When releases such as v1.34 and v1.37.1.
+func releaseBefore(a, b string) bool {
+	pa, pb := releaseParts(a), releaseParts(b)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return len(pa) < len(pb)
+}
+
+func releaseParts(v string) []int {
+	var out []int
+	for _, f := range strings.Split(strings.TrimPrefix(v, "v"), ".") {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
 }

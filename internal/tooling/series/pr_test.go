@@ -4,95 +4,152 @@
 package series
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-func TestPullRequest(t *testing.T) {
-	t.Parallel()
+// prSeries is a series of four topics: api (carry, two patches), quota
+// (proposal), gates (local) and scoring (proposal, no release note).
+func prSeries(t *testing.T) *Series {
+	t.Helper()
 	const p1 = "0001-features-add-the-gate.patch"
 	const p2 = "0002-api-add-a-field.patch"
 	const p3 = "0005-quota-count-devices.patch"
-	topics := goodTopics + "\n## quota: Quota for DRA-served names\n\n- Kind: bug\n- SIG: api-machinery, scheduling\n- Upstream: proposal\n- Issues: Fixes https://github.com/kubernetes/kubernetes/issues/7\n\nQuota counts every device.\n"
-	quota := strings.NewReplacer("Topic: api", "Topic: quota", "Release-Note: NONE", "Release-Note: ResourceQuota counts each device once.",
+	const p4 = "0006-kubelet-keep-pods-when-the-gate-goes.patch"
+	const p5 = "0007-scheduler-score-devices.patch"
+	topics := goodTopics +
+		"\n## quota: Quota for DRA-served names\n\n- Kind: bug\n- SIG: api-machinery, scheduling\n- Upstream: proposal\n- Issues: Fixes https://github.com/kubernetes/kubernetes/issues/7\n\nQuota counts every device.\n" +
+		"\n## gates: Gate changes keep pods\n\n- Kind: bug\n- SIG: node\n- Upstream: local\n\nThe gate can go off.\n" +
+		"\n## scoring: Scoring\n\n- Kind: feature\n- SIG: scheduling\n- Upstream: proposal\n\nScores devices.\n"
+	quota := strings.NewReplacer("Topic: api", "Topic: quota", "Release-Note: NONE", "Release-Note: Fixed a bug where ResourceQuota counted a device twice.",
 		"Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653", "Upstream-PR: none").Replace(goodMessage)
+	gates := strings.NewReplacer("Topic: api", "Topic: gates", "Drop-When: v1.34", "Drop-When: v1.37",
+		"Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653", "Upstream-PR: none").Replace(goodMessage)
+	scoring := strings.NewReplacer("Topic: api", "Topic: scoring", "Drop-When: v1.34", "Drop-When: never",
+		"Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653", "Upstream-PR: none").Replace(goodMessage)
+	api2 := strings.NewReplacer("Release-Note: NONE", "Release-Note: Pods can ask for devices by name.",
+		"Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653", "Upstream-PR: https://github.com/kubernetes/kubernetes/pull/134882",
+		"Drop-When: v1.34", "Drop-When: v1.35").Replace(goodMessage)
 	dir := writeSeries(t, map[string]string{
 		p1:         patchText("features: add the gate", goodMessage),
-		p2:         patchText("api: add a field", strings.Replace(goodMessage, "Release-Note: NONE", "Release-Note: Pods can ask for devices by name.", 1)),
+		p2:         patchText("api: add a field", api2),
 		p3:         patchText("quota: count devices", quota),
+		p4:         patchText("kubelet: keep pods when the gate goes", gates),
+		p5:         patchText("scheduler: score devices", scoring),
 		TopicsFile: topics,
-	}, []string{p1, p2, p3}, false)
+	}, []string{p1, p2, p3, p4, p5}, false)
 	s, err := Load(dir)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
+	return s
+}
 
-	api, err := s.PullRequest("api")
-	if err != nil {
-		t.Fatalf("PullRequest(api): %v", err)
+func TestPullRequest(t *testing.T) {
+	t.Parallel()
+	s := prSeries(t)
+	testCases := map[string]struct {
+		topic string
+		// want are parts of the description, in this order.
+		want []string
+		// wantNot must not appear in the description.
+		wantNot *regexp.Regexp
+		// wantErr is part of the error; wantRefused says it is a
+		// *NoPullRequestError.
+		wantErr     string
+		wantRefused bool
+	}{
+		"proposal: the template's sections in its order": {
+			topic: "quota",
+			want: []string{
+				"Upstream lacks this change. Pull requests target master",
+				"#### What type of PR is this?\n\n/kind bug\n/sig api-machinery\n/sig scheduling\n",
+				"#### What this PR does / why we need it:\n\nQuota counts every device.\n",
+				"- quota: count devices\n",
+				"#### Which issue(s) this PR is related to:\n\nKEP-5004: " + KEPIssue + "\nFixes https://github.com/kubernetes/kubernetes/issues/7\n",
+				"#### Special notes for your reviewer:\n\nWritten against v1.33.13. Stacked on the topic(s) api: review those first.\n",
+				"- quota: count devices: introduced at 1.33 (drop when: v1.34)\n",
+				"#### Does this PR introduce a user-facing change?\n\n```release-note\nFixed a bug where ResourceQuota counted a device twice.\n```\n",
+				"#### Additional documentation e.g., KEPs (Kubernetes Enhancement Proposals), usage docs, etc.:\n\n```docs\n- [KEP]: " + KEPIssue + "\n```\n",
+			},
+			wantNot: regexp.MustCompile(`(?m)^Upstream pull requests`),
+		},
+		"proposal without release notes says NONE": {
+			topic: "scoring",
+			want:  []string{"```release-note\nNONE\n```"},
+		},
+		"carry: upstream has it, from the first Drop-When with its pull requests": {
+			topic:       "api",
+			wantRefused: true,
+			wantErr:     "topic api is carry: upstream has this change (from v1.34; pull requests https://github.com/kubernetes/kubernetes/pull/130653, https://github.com/kubernetes/kubernetes/pull/134882), so it gets no upstream pull request description",
+		},
+		"carry: the error says where proposals go": {
+			topic:       "api",
+			wantRefused: true,
+			wantErr:     "what upstream lacks is proposed from the forward series (patches/v1.37, in progress)",
+		},
+		"local: only this series needs it": {
+			topic:       "gates",
+			wantRefused: true,
+			wantErr:     "topic gates is local: only this series needs this change, upstream has no use for it, so it gets no upstream pull request description",
+		},
+		"unknown topic": {
+			topic:   "metrics",
+			wantErr: "no topic \"metrics\"; the topics are api, quota, gates, scoring",
+		},
 	}
-	// The template's sections, in its order.
-	sections := []string{
-		"#### What type of PR is this?\n\n/kind feature\n/sig node\n/sig scheduling\n",
-		"#### What this PR does / why we need it:\n\nAdds the fields.\n",
-		"- features: add the gate\n- api: add a field\n",
-		"#### Which issue(s) this PR is related to:\n\nKEP-5004: " + KEPIssue + "\n",
-		"Upstream pull requests this carries or follows: https://github.com/kubernetes/kubernetes/pull/130653\n",
-		"#### Special notes for your reviewer:\n\nWritten against v1.33.13. Applies to the release itself.\n",
-		"- api: add a field: introduced at 1.33 (drop when: v1.34)\n",
-		"#### Does this PR introduce a user-facing change?\n\n```release-note\nPods can ask for devices by name.\n```\n",
-		"#### Additional documentation e.g., KEPs (Kubernetes Enhancement Proposals), usage docs, etc.:\n\n```docs\n- [KEP]: " + KEPIssue + "\n```\n",
-	}
-	rest := api
-	for _, want := range sections {
-		i := strings.Index(rest, want)
-		if i < 0 {
-			t.Fatalf("PullRequest(api) lacks, after the sections before it:\n%s\n--- description:\n%s", want, api)
-		}
-		rest = rest[i+len(want):]
-	}
-	if !strings.Contains(api, "as a pull request it is a carry for a fork's release-1.33 branch") {
-		t.Errorf("a carry topic's description does not say where it can go:\n%s", api)
-	}
-
-	quotaPR, err := s.PullRequest("quota")
-	if err != nil {
-		t.Fatalf("PullRequest(quota): %v", err)
-	}
-	for _, want := range []string{
-		"Upstream lacks this change. Pull requests target master",
-		"/kind bug\n/sig api-machinery\n/sig scheduling\n",
-		"Fixes https://github.com/kubernetes/kubernetes/issues/7\n",
-		"Stacked on the topic(s) api: review those first.",
-		"```release-note\nResourceQuota counts each device once.\n```",
-	} {
-		if !strings.Contains(quotaPR, want) {
-			t.Errorf("PullRequest(quota) lacks %q:\n%s", want, quotaPR)
-		}
-	}
-	if regexp.MustCompile(`(?m)^Upstream pull requests`).MatchString(quotaPR) {
-		t.Errorf("a topic without upstream pull requests names some:\n%s", quotaPR)
-	}
-
-	if _, err := s.PullRequest("scoring"); err == nil || !strings.Contains(err.Error(), "the topics are api, quota") {
-		t.Errorf("PullRequest(unknown) = %v, want an error listing the topics", err)
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := s.PullRequest(tc.topic)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("PullRequest(%s) error = %v, want one containing %q", tc.topic, err, tc.wantErr)
+				}
+				var refused *NoPullRequestError
+				if errors.As(err, &refused) != tc.wantRefused {
+					t.Errorf("PullRequest(%s) error is a *NoPullRequestError: %v, want %v", tc.topic, !tc.wantRefused, tc.wantRefused)
+				}
+				if got != "" {
+					t.Errorf("PullRequest(%s) wrote a description with its error:\n%s", tc.topic, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("PullRequest(%s): %v", tc.topic, err)
+			}
+			rest := got
+			for _, want := range tc.want {
+				i := strings.Index(rest, want)
+				if i < 0 {
+					t.Fatalf("PullRequest(%s) lacks, after the parts before it:\n%s\n--- description:\n%s", tc.topic, want, got)
+				}
+				rest = rest[i+len(want):]
+			}
+			if tc.wantNot != nil && tc.wantNot.MatchString(got) {
+				t.Errorf("PullRequest(%s) has %s:\n%s", tc.topic, tc.wantNot, got)
+			}
+		})
 	}
 }
 
-func TestReleaseNoteNone(t *testing.T) {
+func TestReleaseBefore(t *testing.T) {
 	t.Parallel()
-	const p1 = "0001-features-add-the-gate.patch"
-	dir := writeSeries(t, map[string]string{p1: patchText("features: add the gate", goodMessage)}, []string{p1}, false)
-	s, err := Load(dir)
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	pr, err := s.PullRequest("api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(pr, "```release-note\nNONE\n```") {
-		t.Errorf("a topic whose patches have no release note does not say NONE:\n%s", pr)
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"v1.34", "v1.35", true},
+		{"v1.35", "v1.34", false},
+		{"v1.37", "v1.37.1", true},
+		{"v1.37.1", "v1.37", false},
+		{"v1.9", "v1.10", true},
+		{"v1.34", "v1.34", false},
+	} {
+		if got := releaseBefore(tc.a, tc.b); got != tc.want {
+			t.Errorf("releaseBefore(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }
