@@ -127,7 +127,7 @@ accepted)
 rejected)
 	# shellcheck disable=SC2034 # read by phase_driver (phases/driver.sh)
 	STOCK=1
-	# resource.k8s.io/v1 is the series' (patches 0700-0760): a stock v1.33.13
+	# resource.k8s.io/v1 is the series' (topic resource-v1): a stock v1.33.13
 	# kube-apiserver refuses to start with it in --runtime-config.
 	RUNTIME_CONFIG=${RUNTIME_CONFIG#resource.k8s.io/v1=true,}
 	[[ $DRIVER == host ]] || die "DRIVER=$DRIVER with stock binaries: overlays/ apply the DeviceClass with extendedResourceName, which they refuse" "DRIVER=host"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# make drills: the local cluster under load and faults (issue 26), as the e2e
+# make drills: the local cluster under load and faults, as the e2e
 # suite's specs labelled "drill", one line of figures per drill at the end:
 #   D1 churn with a crashing scheduler (needs two DRA nodes: make up NODES=3)
 #   D2 extended resource and claim-template pods race for one node

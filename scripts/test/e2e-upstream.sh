@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# make e2e-upstream VERSION=v1.3x.y (issue 42): the e2e suite against a local
+# make e2e-upstream VERSION=v1.3x.y: the e2e suite against a local
 # cluster of stock binaries of that release (make build-upstream, built here
 # when missing or stale), NODES=2 (a DRA node and a device-plugin node), the
 # example driver and the stock-library driver. Every spec runs; what passes

@@ -63,8 +63,8 @@ KEEP_DOCKER=1 bash "$DRAEXT_ROOT/scripts/kind/cluster.sh" down >/dev/null 2>&1 |
 stock_image=localhost/draext/kind-node:$STOCK
 timed node-image-stock env BASE=1 NODE_IMAGE="$stock_image" bash "$DRAEXT_ROOT/scripts/kind/node-image.sh"
 stock_config=$KDIR/multi-node-offline-stock.yaml
-# A stock kube-apiserver refuses resource.k8s.io/v1 (the series' patches
-# 0700-0760) in --runtime-config: the stock cluster goes without it.
+# A stock kube-apiserver refuses resource.k8s.io/v1 (the series' topic
+# resource-v1) in --runtime-config: the stock cluster goes without it.
 sed "/^  $GATE: /d; /^  resource.k8s.io\/v1: /d" "$DRAEXT_ROOT/kind-configs/multi-node-offline.yaml" >"$stock_config"
 ! grep -q "$GATE" <(grep -v '^ *#' "$stock_config") || die "could not take $GATE out of kind-configs/multi-node-offline.yaml"
 timed kind-up-stock env RELEASE_DIR="$REL" KIND_CONFIG="$stock_config" NODE_IMAGE="$stock_image" \

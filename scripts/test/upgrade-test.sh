@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# make upgrade-test (issue 26): a local cluster of stock v1.33.13 binaries
+# make upgrade-test: a local cluster of stock v1.33.13 binaries
 # (make build-base) with NODES=2, a device-plugin pod and a claim-template pod
 # running; the e2e spec labelled "upgrade" replaces every binary with the
 # patched one (make build) in the version skew order, turns DRAExtendedResource

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# make upstream-table (issue 42): writes the release columns of the README
+# make upstream-table: writes the release columns of the README
 # table "What works, against upstream" from the pages of make e2e-upstream
 # (docs/e2e-upstream/v*.md). The rows are tied to specs by Ginkgo labels
 # row:KEY; the labels come from a dry run of the e2e suite (no cluster), so a

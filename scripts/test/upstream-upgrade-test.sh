@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
-# make upstream-upgrade-test (issue 42): a draext cluster (make up NODES=2,
+# make upstream-upgrade-test: a draext cluster (make up NODES=2,
 # the patched binaries of make build, DRAExtendedResource on) with DRA-served
 # pods and a device-plugin pod running is moved to each stock release of
 # UPSTREAM_VERSIONS in turn, every component restarted in the version skew
