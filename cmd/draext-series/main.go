@@ -9,6 +9,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,11 @@ import (
 const usage = `usage: draext-series <command> [args]
 
 commands:
-  lint DIR             check a series directory (series file, checksums, names, subjects, trailers)
+  lint [-docs ROOT] DIR
+                       check a series directory (series file, checksums, names, subjects, trailers,
+                       release notes, the texts of messages and TOPICS.md); -docs ROOT also checks the
+                       texts of ROOT's docs/*.md (not docs/patches.md), README.md and CHANGELOG.md:
+                       no patch named by its number or place, no reference to this project's tracker
   number [-renumber N] COMMITTED DIR
                        give the patch files that git format-patch wrote into DIR their stable
                        numbers: a patch keeps the number of the patch with its subject (or,
@@ -81,12 +86,28 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	switch cmd {
 	case "lint":
+		docsRoot := ""
+		if len(args) > 0 && args[0] == "-docs" {
+			if len(args) < 2 {
+				return fmt.Errorf("lint: -docs takes the repository root\n%s", usage)
+			}
+			docsRoot, args = args[1], args[2:]
+		}
 		if err := need(1); err != nil {
 			return err
 		}
+		var problems []error
 		s, err := series.Load(args[0])
 		if err != nil {
-			return fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error()))
+			problems = append(problems, fmt.Errorf("series %s is not valid:\n%s", args[0], indent(err.Error())))
+		}
+		if docsRoot != "" {
+			if err := series.LintDocs(docsRoot); err != nil {
+				problems = append(problems, fmt.Errorf("the docs of %s name patches by number or place, or refer to this project's tracker (name patches by subject or topic, say what a tracker item was about):\n%s", docsRoot, indent(err.Error())))
+			}
+		}
+		if len(problems) > 0 {
+			return errors.Join(problems...)
 		}
 		fmt.Fprintf(stdout, "series %s: %d patch(es) in %d topic(s) on %s, version %s, metadata complete\n", args[0], len(s.Patches), len(s.Topics), s.GitTag, s.Version())
 		return nil

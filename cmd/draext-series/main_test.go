@@ -114,7 +114,7 @@ func TestTableWriteThenCheck(t *testing.T) {
 	}
 }
 
-// TestLintTopicsPR runs lint, topics and pr on a
+// TestLintTopicsPR runs lint (with and without -docs), topics and pr on a
 // series of a carry topic and a proposal topic.
 func TestLintTopicsPR(t *testing.T) {
 	t.Parallel()
@@ -141,6 +141,15 @@ func TestLintTopicsPR(t *testing.T) {
 	if err := run([]string{"write-sums", dir}, strings.NewReader(""), &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
+	cleanRoot, dirtyRoot := t.TempDir(), t.TempDir()
+	for root, doc := range map[string]string{cleanRoot: "Topic `quota` counts devices.\n", dirtyRoot: "# Perf\n\nBefore patch 0044 the kubelet polled.\n"} {
+		if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "docs", "perf.md"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	testCases := map[string]struct {
 		args    []string
 		want    string // the whole output, or with part a part of it
@@ -148,6 +157,9 @@ func TestLintTopicsPR(t *testing.T) {
 		wantErr string
 	}{
 		"lint":                      {args: []string{"lint", dir}, want: "metadata complete", part: true},
+		"lint with clean docs":      {args: []string{"lint", "-docs", cleanRoot, dir}, want: "metadata complete", part: true},
+		"lint with a patch number":  {args: []string{"lint", "-docs", dirtyRoot, dir}, wantErr: `docs/perf.md:3: "patch 0044" names a patch by its number`},
+		"lint -docs without root":   {args: []string{"lint", "-docs"}, wantErr: "-docs takes the repository root"},
 		"topics":                    {args: []string{"topics", dir}, want: "api " + p1 + "\nquota " + p2 + "\n"},
 		"topics -upstream":          {args: []string{"topics", "-upstream", dir}, want: "api carry " + p1 + "\nquota proposal " + p2 + "\n"},
 		"pr of a proposal topic":    {args: []string{"pr", dir, "quota"}, want: "/kind feature\n/sig scheduling\n", part: true},

@@ -2,16 +2,17 @@
 # Copyright 2026 The draext Authors.
 # SPDX-License-Identifier: Apache-2.0
 # Proves the committed series is complete and deterministic:
-#  1. metadata: series and files agree, names, subjects, trailers (draext-series lint);
+#  1. metadata: series and files agree, names, subjects, trailers, release notes,
+#     and the texts of the messages, TOPICS.md and the docs (draext-series lint);
 #  2. replay: git am -3 every patch onto a fresh checkout of the pristine base tag;
 #  3. gofmt of every Go file the series changes;
 #  4. re-export with the same normalisation and compare byte for byte.
 # The user's _output/kubernetes work tree is not touched (a separate worktree is used).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/series.sh"
 
-log "checking patch metadata and checksums"
+log "checking patch metadata, checksums and the texts of the series and the docs"
 lint_ok=true
-series_tool lint "$PATCH_DIR" || lint_ok=false
+series_tool lint -docs "$DRAEXT_ROOT" "$PATCH_DIR" || lint_ok=false
 
 "$DRAEXT_ROOT/scripts/series/fetch-upstream.sh"
 TAG=$(git_tag)
@@ -63,5 +64,5 @@ if [[ ${#bad[@]} -gt 0 ]]; then
 	die "the committed series is not what replay + export produces:" "${bad[@]}" \
 		"Regenerate it: make patches-apply && make patches-export (after fixing the patch by hand if it was edited)."
 fi
-$lint_ok || die "patches replay and re-export identically, but the metadata check above failed"
+$lint_ok || die "patches replay and re-export identically, but the metadata or text check above failed"
 log "patches-verify: ${#patches[@]} patch(es) replay onto $TAG and re-export to identical bytes ($(($(now_s) - start))s)"

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,10 +51,6 @@ var (
 	trailerRE    = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): ?(.*)$`)
 	upstreamPRRE = regexp.MustCompile(`^(none|https://github\.com/[^/\s]+/[^/\s]+/pull/\d+(, https://github\.com/[^/\s]+/[^/\s]+/pull/\d+)*)$`)
 	dropWhenRE   = regexp.MustCompile(`^(v1\.\d+(\.\d+)?|never)$`)
-	// patchNumberRE finds a message that names another patch by its file
-	// number, which a renumbering, a fold or a pull request of one topic
-	// makes meaningless.
-	patchNumberRE = regexp.MustCompile(`(?i)\bpatch(es)?\s+\d{4}\b`)
 )
 
 // Patch is one entry of the series.
@@ -140,12 +137,16 @@ func Load(dir string) (*Series, error) {
 	errs = append(errs, checkOrder(s.Patches)...)
 	errs = append(errs, checkAuthors(s.Patches)...)
 	if len(s.Patches) > 0 {
+		// A topic with a problem is still a topic: the checks of the
+		// patches against the topics run all the same.
 		topics, err := LoadTopics(dir)
 		if err != nil {
 			errs = append(errs, err)
-		} else {
+		}
+		if len(topics) > 0 {
 			s.Topics = topics
 			errs = append(errs, checkTopics(s.Patches, topics)...)
+			errs = append(errs, checkReleaseNotes(s.Patches, topics)...)
 		}
 	}
 
@@ -230,8 +231,11 @@ func loadPatch(dir, name string) (Patch, []error) {
 	if v, ok := hdr.Trailers["Drop-When"]; ok && v != "" && !dropWhenRE.MatchString(v) {
 		fail("trailer \"Drop-When:\" is %q: use the release that makes the patch unnecessary (e.g. v1.34) or never", v)
 	}
-	if m := patchNumberRE.FindString(hdr.Body); m != "" {
-		fail("the message names another patch by number (%q): name it by its subject or topic, numbers change when patches are folded or split", m)
+	if why := SubjectProblem(hdr.Subject); why != "" {
+		fail("%s", why)
+	}
+	for _, why := range TextProblems(hdr.Body) {
+		fail("the message: %s", why)
 	}
 	if v := hdr.Trailers["Release-Note"]; v != NoReleaseNote && strings.EqualFold(v, NoReleaseNote) {
 		fail("trailer \"Release-Note:\" is %q: write %s (upstream's spelling) when users do not notice the patch", v, NoReleaseNote)
@@ -321,6 +325,26 @@ func checkTopics(patches []Patch, topics []Topic) []error {
 	s := &Series{Patches: patches, Topics: topics}
 	for _, why := range s.Interleaved() {
 		errs = append(errs, fmt.Errorf("%s: the patches of a topic stand together, in the order of %s, so that each topic is one pull request on the ones before it (move the patch or fix its Topic: trailer)", why, TopicsFile))
+	}
+	return errs
+}
+
+// checkReleaseNotes wants every Release-Note: in upstream's style (see
+// ReleaseNoteProblems); the notes of a topic of kind bug say what was fixed.
+func checkReleaseNotes(patches []Patch, topics []Topic) []error {
+	bug := map[string]bool{}
+	for _, t := range topics {
+		bug[t.ID] = slices.Contains(t.Kinds, "bug")
+	}
+	var errs []error
+	for _, p := range patches {
+		note, ok := p.Trailers["Release-Note"]
+		if !ok || note == "" || (note != NoReleaseNote && strings.EqualFold(note, NoReleaseNote)) {
+			continue // reported already
+		}
+		for _, why := range ReleaseNoteProblems(note, bug[p.Topic()]) {
+			errs = append(errs, fmt.Errorf("%s: %s", p.File, why))
+		}
 	}
 	return errs
 }

@@ -166,7 +166,57 @@ func TestLoad(t *testing.T) {
 		"a patch named by number": {
 			files:    map[string]string{p1: patchText("features: add the gate", "Fix what patch 0016 did.\n\n"+goodMessage[len("Add the gate.\n\n"):])},
 			series:   []string{p1},
-			wantErrs: []string{p1 + `: the message names another patch by number ("patch 0016")`},
+			wantErrs: []string{p1 + `: the message: "patch 0016" names a patch by its number`},
+		},
+		"a patch named by its place": {
+			files:    map[string]string{p1: patchText("features: add the gate", "The next patch uses it.\n\n"+goodMessage[len("Add the gate.\n\n"):])},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: the message: "next patch" names a patch or topic by its place`},
+		},
+		"a trailer refers to the tracker": {
+			files:    map[string]string{p1: patchText("features: add the gate", strings.Replace(goodMessage, "introduced at 1.33", "introduced at 1.33 (issue 51)", 1))},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: the message: "issue 51" refers to this project's own tracker`},
+		},
+		"a subject of 72 characters": {
+			files:  map[string]string{p1: patchText("features: "+strings.Repeat("x", 62), goodMessage)},
+			series: []string{p1},
+		},
+		"a subject of 73 characters": {
+			files:    map[string]string{p1: patchText("features: "+strings.Repeat("x", 63), goodMessage)},
+			series:   []string{p1},
+			wantErrs: []string{p1 + `: subject "features: xxx`, `is 73 characters, more than 72`},
+		},
+		"a folded subject is counted whole": {
+			files: map[string]string{p1: strings.Replace(patchText("features: add the gate", goodMessage),
+				"Subject: [PATCH] features: add the gate\n", "Subject: [PATCH] features: add the gate"+strings.Repeat(" and more", 6)+"\n and more\n", 1)},
+			series:   []string{p1},
+			wantErrs: []string{"is 85 characters, more than 72"},
+		},
+		"release notes in upstream's style": {
+			files: map[string]string{
+				p1: patchText("features: add the gate", strings.Replace(goodMessage, "Release-Note: NONE", "Release-Note: Added the gate. It is off", 1)),
+				p2: patchText("api: add a field", strings.Replace(goodMessage, "Release-Note: NONE", "Release-Note: Added a field (e.g. for GPUs) to pods.", 1)),
+			},
+			series: []string{p1, p2},
+			wantErrs: []string{
+				p1 + `: release note "Added the gate. It is off" does not end with a period`,
+				p1 + `: release note "Added the gate. It is off" has more than one sentence`,
+			},
+		},
+		"a release note of a bug topic says Fixed": {
+			files: map[string]string{
+				p1:         patchText("features: add the gate", strings.Replace(goodMessage, "Release-Note: NONE", "Release-Note: The gate no longer breaks pods.", 1)),
+				p2:         patchText("api: add a field", strings.Replace(goodMessage, "Release-Note: NONE", "Release-Note: Fixed a bug where the field was lost.", 1)),
+				TopicsFile: strings.Replace(goodTopics, "- Kind: feature", "- Kind: bug", 1),
+			},
+			series:   []string{p1, p2},
+			wantErrs: []string{p1 + `: release note "The gate no longer breaks pods." of a bug fix does not start with "Fixed"`},
+		},
+		"a topic's text names the next topics": {
+			files:    map[string]string{p1: patchText("features: add the gate", goodMessage), TopicsFile: strings.Replace(goodTopics, "Adds the fields.", "Adds the fields; the next topics use them.", 1)},
+			series:   []string{p1},
+			wantErrs: []string{`TOPICS.md: topic api: "next topics" names a patch or topic by its place`},
 		},
 		"a topic split by another one": {
 			files: map[string]string{

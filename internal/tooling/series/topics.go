@@ -58,6 +58,10 @@ var (
 	topicHeadingRE = regexp.MustCompile(`^## ([a-z][a-z0-9-]*): (\S.*)$`)
 	topicFieldRE   = regexp.MustCompile(`^- ([A-Z][A-Za-z-]*): (.*)$`)
 	sigRE          = regexp.MustCompile(`^[a-z][a-z-]*$`)
+	// issueRE is one entry of "- Issues:": a link to an issue (/issues/N)
+	// or a pull request (/pull/N) on GitHub, which says which one it is,
+	// optionally after the keyword of upstream's template.
+	issueRE = regexp.MustCompile(`^((Fixes|Closes|Part of) )?https://github\.com/[^/\s]+/[^/\s]+/(issues|pull)/\d+$`)
 )
 
 // ParseTopics reads a topics file: an optional preamble, then one section
@@ -68,7 +72,7 @@ var (
 //	- Kind: feature
 //	- SIG: scheduling, node
 //	- Upstream: carry | proposal | local
-//	- Issues: https://github.com/kubernetes/kubernetes/issues/139141
+//	- Issues: https://github.com/kubernetes/kubernetes/issues/131730, https://github.com/kubernetes/kubernetes/pull/139141
 //	- Docs: [Usage]: https://...
 //
 //	What the pull request does and why (the rest of the section).
@@ -193,8 +197,16 @@ func (t *Topic) check() []error {
 	default:
 		fail("upstream %q is not one of %s, %s, %s", t.Upstream, Carry, Proposal, Local)
 	}
+	for _, i := range t.Issues {
+		if !issueRE.MatchString(i) {
+			fail("issue %q is not a link to an issue (https://github.com/<org>/<repo>/issues/N) or a pull request (.../pull/N), optionally after Fixes", i)
+		}
+	}
 	if t.Text == "" {
 		fail("no text saying what the pull request does and why")
+	}
+	for _, why := range TextProblems(t.Title + "\n\n" + t.Text) {
+		fail("%s", why)
 	}
 	return errs
 }

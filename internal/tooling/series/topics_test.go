@@ -35,6 +35,14 @@ func TestParseTopics(t *testing.T) {
 			text:     "## API: x\n\n## api: a\n\n- Kind: feature\n- SIG: node\n- Upstream: local\n\nText.\n\n## api: b\n\n- Kind: feature\n- SIG: node\n- Upstream: local\n\nText.\n",
 			wantErrs: []string{`"## API: x": a topic heading is`, `topic "api" is described twice`},
 		},
+		"issues that are not links to an issue or a pull request": {
+			text:     "## api: a\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n- Issues: #139141, https://github.com/kubernetes/kubernetes/issues/1, Fixes https://github.com/kubernetes/kubernetes/pull/2, https://github.com/kubernetes/enhancements/issues/5690/comments\n\nText.\n",
+			wantErrs: []string{`issue "#139141" is not a link`, `issue "https://github.com/kubernetes/enhancements/issues/5690/comments" is not a link`},
+		},
+		"a text that names the next topics": {
+			text:     "## api: a\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n\nThe fields; the components follow in the next topics.\n",
+			wantErrs: []string{`topic api: "next topics" names a patch or topic by its place`},
+		},
 		"bad values": {
 			text:     "## api: a\n\n- Kind: feature, chore\n- SIG: Node\n- Upstream: maybe\n- Owner: me\n\nText.\n",
 			wantErrs: []string{`kind "chore" is not one of`, `SIG "Node" is not a SIG name`, `upstream "maybe" is not one of`, `unknown field "Owner"`},
