@@ -93,7 +93,7 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/series/patches-verify.sh
 
-pr-branches: ## One branch per topic in _output/kubernetes (pr/NN-<topic>), stacked on the base tag, with each pull request description in _output/pr
+pr-branches: ## One branch per topic in _output/kubernetes (pr/NN-<topic>), stacked on the base tag, with each proposal topic's pull request description in _output/pr
 	@bash scripts/series/pr-branches.sh
 
 patches-bisect: ## Apply the series patch by patch and type-check what it changed after each
