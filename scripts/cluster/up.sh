@@ -29,6 +29,7 @@ host) ;;
 daemonset) [[ $NODES == 1 ]] || die "DRIVER=daemonset needs NODES=1: overlays/local uses node 1's kubelet directories" ;;
 *) die "DRIVER=$DRIVER: use host (default) or daemonset" ;;
 esac
+own_bin=$BIN_DIR
 KBIN=${KBIN:-$BIN_DIR}
 # Absolute: the recorded command lines are started again from other directories.
 KBIN=$(realpath -m "$KBIN")
@@ -88,7 +89,7 @@ wait_deps() {
 
 # Binaries: (re)build what is missing or stale (incremental: under a second
 # per binary when nothing changed). Binaries from KBIN= are used as they are.
-if [[ $KBIN == "$OUTPUT_DIR/bin" ]]; then
+if [[ $KBIN == "$(realpath -m "$own_bin")" ]]; then
 	"$DRAEXT_ROOT/scripts/series/patches-apply.sh" --if-needed
 	start_deps stockdriver
 	WHAT="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl" bash "$DRAEXT_ROOT/scripts/build/build.sh"
@@ -117,11 +118,12 @@ kubelet_gate=$(gate_probe "$KBIN/kubelet" DRAExtendedResource)
 	die "KBIN=$KBIN mixes patched and stock binaries (kube-apiserver: $apiserver_gate, kubelet: $kubelet_gate DRAExtendedResource)" "use one make build, make build-base or make build-upstream output"
 case $apiserver_gate in
 accepted)
-	if [[ $kbin_version =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
+	# A release after 1.33, stock or with the forward series (v1.37.2-draext.N).
+	if [[ $kbin_version =~ ^v1\.([0-9]+)\.[0-9]+(-draext\.[0-9]+)?$ && ${BASH_REMATCH[1]} -gt 33 ]]; then
 		[[ $FEATURE_GATES != "$DEFAULT_FEATURE_GATES" ]] || FEATURE_GATES=$(known_gates "$KBIN/kube-apiserver" "$FEATURE_GATES")
 		[[ $KUBELET_FEATURE_GATES != "$DEFAULT_KUBELET_FEATURE_GATES" ]] || KUBELET_FEATURE_GATES=$(known_gates "$KBIN/kubelet" "$KUBELET_FEATURE_GATES")
 		RUNTIME_CONFIG=$(release_runtime_config "$KBIN/kube-apiserver")
-		info "KBIN=$KBIN holds stock $kbin_version: gates $FEATURE_GATES (kubelet: ${KUBELET_FEATURE_GATES:-none}), --runtime-config=$RUNTIME_CONFIG"
+		info "KBIN=$KBIN holds $kbin_version: gates $FEATURE_GATES (kubelet: ${KUBELET_FEATURE_GATES:-none}), --runtime-config=$RUNTIME_CONFIG"
 	fi
 	;;
 rejected)

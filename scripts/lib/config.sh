@@ -44,16 +44,23 @@ LOGCHECK_VERSION=${LOGCHECK_VERSION:-v0.11.0}              # sigs.k8s.io/logtool
 
 # --- the series and the upstream tree -------------------------------------------
 
-# Which release directory of patches/ we work on.
+# Which release directory of patches/ we work on: v1.33 (the series) or v1.37
+# (the forward series: changes upstream still lacks, against v1.37.2, each
+# topic its own branch on the base; docs/upstreaming.md).
 RELEASE_BRANCH=${RELEASE_BRANCH:-v1.33}
+[[ $RELEASE_BRANCH =~ ^v1\.[0-9]+$ ]] || { echo "ERROR: RELEASE_BRANCH=$RELEASE_BRANCH: use v1.33 or v1.37 (a folder of patches/)" >&2; exit 2; }
 PATCH_DIR=${PATCH_DIR:-$DRAEXT_ROOT/patches/$RELEASE_BRANCH}
+# Where the trees and binaries of a release directory other than v1.33 live
+# (_output/v1.37/...): the series' own paths stay as they were.
+SERIES_OUT=${SERIES_OUT:-}
+[[ -n $SERIES_OUT || $RELEASE_BRANCH == v1.33 ]] || SERIES_OUT=/$RELEASE_BRANCH
 # make patches-export keeps every patch's file number (gaps allowed); RENUMBER=N
 # numbers the whole series N, 2N, ... once, where a new patch finds no free number.
 RENUMBER=${RENUMBER:-}
 # Everything the scripts fetch, build and run lives here (git-ignored).
 OUTPUT_DIR=${OUTPUT_DIR:-$DRAEXT_ROOT/_output}
 # The upstream tree: pristine base commit tagged GIT_TAG, series on branch draext.
-KUBE_TREE=${KUBE_TREE:-$OUTPUT_DIR/kubernetes}
+KUBE_TREE=${KUBE_TREE:-$OUTPUT_DIR$SERIES_OUT/kubernetes}
 # make fetch from a git checkout or remote instead of the module proxy (empty: the proxy).
 KUBE_SRC=${KUBE_SRC:-}
 KUBE_GIT_REMOTE=${KUBE_GIT_REMOTE:-}
@@ -67,7 +74,7 @@ FORCE=${FORCE:-0}
 # --- builds ------------------------------------------------------------------------
 
 # The patched binaries (make build) and the tools the scripts build.
-BIN_DIR=${BIN_DIR:-$OUTPUT_DIR/bin}
+BIN_DIR=${BIN_DIR:-$OUTPUT_DIR$SERIES_OUT/bin}
 # make build: which binaries (empty: all six plus kubeadm; e.g. WHAT="kubelet kubectl").
 WHAT=${WHAT:-}
 # make build-base (BASE=1): the unpatched GIT_TAG, built from a worktree of the

@@ -29,7 +29,7 @@ if [[ -e $KUBE_TREE ]]; then
 		"Move it aside (mv $KUBE_TREE $KUBE_TREE.old) or remove it (make clean-upstream), then retry."
 fi
 
-mkdir -p "$OUTPUT_DIR"
+mkdir -p "${KUBE_TREE%/*}"
 partial=$KUBE_TREE.partial
 rm -rf "$partial"
 trap 'rm -rf "$partial"' EXIT
