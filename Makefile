@@ -9,6 +9,7 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 export RELEASE_BRANCH ?= v1.33
+export TOPIC
 export WHAT
 export SPEC
 export KUBE_SRC
@@ -93,7 +94,7 @@ patches-export: ## Rewrite patches/$(RELEASE_BRANCH) from branch draext, normali
 patches-verify: ## Replay the series on a pristine base, re-export and compare bytes; check metadata
 	@bash scripts/series/patches-verify.sh
 
-pr-branches: ## One branch per topic in _output/kubernetes (pr/NN-<topic>), stacked on the base tag, with each proposal topic's pull request description in _output/pr
+pr-branches: ## One branch per topic (pr/NN-<topic>) in the tree, stacked on the base tag, each proposal topic's description in _output/pr; RELEASE_BRANCH=v1.37: each topic alone on v1.37.2, built and tested alone (TOPIC=<id>: one)
 	@bash scripts/series/pr-branches.sh
 
 patches-bisect: ## Apply the series patch by patch and type-check what it changed after each

@@ -41,6 +41,9 @@ commands:
                        print the topics of the series in stacking order, one line each:
                        the topic id, then its patch files in series order; -upstream puts
                        where upstream stands (carry, proposal or local) after the id
+  layout DIR           print how the topics of the series relate (TOPICS.md's "- Topics:" line):
+                       stacked (each needs the ones above it) or independent (each applies
+                       to the base release alone)
   pr DIR TOPIC         print the pull request description of TOPIC, in the sections of
                        kubernetes/kubernetes' .github/PULL_REQUEST_TEMPLATE.md; only a proposal
                        topic has one (upstream has a carry topic, only this series needs a local one)
@@ -173,6 +176,20 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return err
 		}
 		return series.WriteSums(args[0], names)
+	case "layout":
+		if err := need(1); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(filepath.Join(args[0], series.TopicsFile))
+		if err != nil {
+			return err
+		}
+		layout, err := series.ParseLayout(data)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, layout)
+		return nil
 	case "version":
 		if err := need(1); err != nil {
 			return err

@@ -156,14 +156,15 @@ func TestLintTopicsPR(t *testing.T) {
 		part    bool
 		wantErr string
 	}{
-		"lint":                      {args: []string{"lint", dir}, want: "metadata complete", part: true},
-		"lint with clean docs":      {args: []string{"lint", "-docs", cleanRoot, dir}, want: "metadata complete", part: true},
-		"lint with a patch number":  {args: []string{"lint", "-docs", dirtyRoot, dir}, wantErr: `docs/perf.md:3: "patch 0044" names a patch by its number`},
-		"lint -docs without root":   {args: []string{"lint", "-docs"}, wantErr: "-docs takes the repository root"},
-		"topics":                    {args: []string{"topics", dir}, want: "api " + p1 + "\nquota " + p2 + "\n"},
-		"topics -upstream":          {args: []string{"topics", "-upstream", dir}, want: "api carry " + p1 + "\nquota proposal " + p2 + "\n"},
-		"pr of a proposal topic":    {args: []string{"pr", dir, "quota"}, want: "/kind feature\n/sig scheduling\n", part: true},
-		"pr of a carry topic fails": {args: []string{"pr", dir, "api"}, wantErr: "topic api is carry: upstream has this change (from v1.35; pull requests https://github.com/kubernetes/kubernetes/pull/130653)"},
+		"lint":                       {args: []string{"lint", dir}, want: "metadata complete", part: true},
+		"lint with clean docs":       {args: []string{"lint", "-docs", cleanRoot, dir}, want: "metadata complete", part: true},
+		"lint with a patch number":   {args: []string{"lint", "-docs", dirtyRoot, dir}, wantErr: `docs/perf.md:3: "patch 0044" names a patch by its number`},
+		"lint -docs without root":    {args: []string{"lint", "-docs"}, wantErr: "-docs takes the repository root"},
+		"topics":                     {args: []string{"topics", dir}, want: "api " + p1 + "\nquota " + p2 + "\n"},
+		"topics -upstream":           {args: []string{"topics", "-upstream", dir}, want: "api carry " + p1 + "\nquota proposal " + p2 + "\n"},
+		"layout of a stacked series": {args: []string{"layout", dir}, want: "stacked\n"},
+		"pr of a proposal topic":     {args: []string{"pr", dir, "quota"}, want: "/kind feature\n/sig scheduling\n", part: true},
+		"pr of a carry topic fails":  {args: []string{"pr", dir, "api"}, wantErr: "topic api is carry: upstream has this change (from v1.35; pull requests https://github.com/kubernetes/kubernetes/pull/130653)"},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

@@ -54,6 +54,8 @@ PATCH_DIR=${PATCH_DIR:-$DRAEXT_ROOT/patches/$RELEASE_BRANCH}
 # (_output/v1.37/...): the series' own paths stay as they were.
 SERIES_OUT=${SERIES_OUT:-}
 [[ -n $SERIES_OUT || $RELEASE_BRANCH == v1.33 ]] || SERIES_OUT=/$RELEASE_BRANCH
+# make pr-branches of an independent series (the forward series): only this topic.
+TOPIC=${TOPIC:-}
 # make patches-export keeps every patch's file number (gaps allowed); RENUMBER=N
 # numbers the whole series N, 2N, ... once, where a new patch finds no free number.
 RENUMBER=${RENUMBER:-}

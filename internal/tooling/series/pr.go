@@ -80,6 +80,9 @@ func (s *Series) PullRequest(id string) (string, error) {
 
 	w("<!-- %s: topic %s of the draext series (%s-draext.%d). ", t.Title, t.ID, s.GitTag, s.Release)
 	w("Upstream lacks this change. Pull requests target master: rebase the branch onto master before you open it. -->\n\n")
+	if t.SecuritySensitive {
+		w("<!-- SECURITY-SENSITIVE: report this to the Kubernetes Security Response Committee (security@kubernetes.io) and wait for its answer before you open a public pull request (SECURITY.md). -->\n\n")
+	}
 
 	w("#### What type of PR is this?\n\n")
 	for _, k := range t.Kinds {
@@ -90,7 +93,11 @@ func (s *Series) PullRequest(id string) (string, error) {
 	}
 
 	w("\n#### What this PR does / why we need it:\n\n%s\n\n", t.Text)
-	w("The pull request has %d commit(s); each builds and vets on its own (make patches-bisect checks it):\n\n", len(patches))
+	if s.Layout == Independent {
+		w("The pull request has %d commit(s); each builds and vets on its own:\n\n", len(patches))
+	} else {
+		w("The pull request has %d commit(s); each builds and vets on its own (make patches-bisect checks it):\n\n", len(patches))
+	}
 	for _, p := range patches {
 		w("- %s\n", p.Subject)
 	}
@@ -98,7 +105,7 @@ func (s *Series) PullRequest(id string) (string, error) {
 	w("\n#### Which issue(s) this PR is related to:\n\n")
 	w("KEP-5004: %s\n", KEPIssue)
 	for _, i := range t.Issues {
-		w("%s\n", i)
+		w("%s\n", upstreamIssue(i))
 	}
 	if prs := upstreamPRs(patches); len(prs) > 0 {
 		w("Upstream pull requests this carries or follows: %s\n", strings.Join(prs, ", "))
@@ -106,6 +113,22 @@ func (s *Series) PullRequest(id string) (string, error) {
 
 	w("\n#### Special notes for your reviewer:\n\n")
 	w("Written against %s. ", s.GitTag)
+	if s.Layout == Independent {
+		w("Applies to %s alone; no other topic of the series is needed.\n", s.GitTag)
+		w("\n#### Does this PR introduce a user-facing change?\n\n```release-note\n")
+		notes := releaseNotes(patches)
+		if len(notes) == 0 {
+			notes = []string{NoReleaseNote}
+		}
+		w("%s\n```\n", strings.Join(notes, "\n"))
+		w("\n#### Additional documentation e.g., KEPs (Kubernetes Enhancement Proposals), usage docs, etc.:\n\n```docs\n")
+		w("- [KEP]: %s\n", KEPIssue)
+		for _, d := range t.Docs {
+			w("- %s\n", d)
+		}
+		w("```\n")
+		return b.String(), nil
+	}
 	if deps := s.dependsOn(id); len(deps) > 0 {
 		w("Stacked on the topic(s) %s: review those first.\n", strings.Join(deps, ", "))
 	} else {
@@ -133,6 +156,19 @@ func (s *Series) PullRequest(id string) (string, error) {
 	}
 	w("```\n")
 	return b.String(), nil
+}
+
+// upstreamIssue writes an entry of "- Issues:" as upstream's template
+// spells it: "Fixes #N" for an issue of kubernetes/kubernetes, the link
+// otherwise.
+func upstreamIssue(entry string) string {
+	const kk = "https://github.com/kubernetes/kubernetes/issues/"
+	if rest, ok := strings.CutPrefix(entry, "Fixes "); ok {
+		if n, ok := strings.CutPrefix(rest, kk); ok {
+			return "Fixes #" + n
+		}
+	}
+	return entry
 }
 
 // dependsOn lists the topics before id in stacking order that have patches.

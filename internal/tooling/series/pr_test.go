@@ -68,7 +68,7 @@ func TestPullRequest(t *testing.T) {
 				"#### What type of PR is this?\n\n/kind bug\n/sig api-machinery\n/sig scheduling\n",
 				"#### What this PR does / why we need it:\n\nQuota counts every device.\n",
 				"- quota: count devices\n",
-				"#### Which issue(s) this PR is related to:\n\nKEP-5004: " + KEPIssue + "\nFixes https://github.com/kubernetes/kubernetes/issues/7\n",
+				"#### Which issue(s) this PR is related to:\n\nKEP-5004: " + KEPIssue + "\nFixes #7\n",
 				"#### Special notes for your reviewer:\n\nWritten against v1.33.13. Stacked on the topic(s) api: review those first.\n",
 				"- quota: count devices: introduced at 1.33 (drop when: v1.34)\n",
 				"#### Does this PR introduce a user-facing change?\n\n```release-note\nFixed a bug where ResourceQuota counted a device twice.\n```\n",
@@ -151,5 +151,80 @@ func TestReleaseBefore(t *testing.T) {
 		if got := releaseBefore(tc.a, tc.b); got != tc.want {
 			t.Errorf("releaseBefore(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// independentSeries is a series whose topics each apply to the base alone
+// (the forward series): quota (security-sensitive, two patches, one
+// release note) and scoring.
+func independentSeries(t *testing.T, secondNote string) (*Series, error) {
+	t.Helper()
+	const p1 = "0010-quota-count-devices.patch"
+	const p2 = "0020-test-quota-of-devices.patch"
+	const p3 = "0030-scheduler-score-devices.patch"
+	topics := "# Topics\n\n- Topics: independent\n" +
+		"\n## quota: Quota for DRA-served names\n\n- Kind: bug\n- SIG: api-machinery\n- Upstream: proposal\n- Security-sensitive: yes\n- Issues: Fixes https://github.com/kubernetes/kubernetes/issues/7, https://github.com/kubernetes/kubernetes/pull/8\n\nQuota counts every device.\n" +
+		"\n## scoring: Scoring\n\n- Kind: feature\n- SIG: scheduling\n- Upstream: proposal\n\nScores devices.\n"
+	forward := func(topic, note string) string {
+		return strings.NewReplacer("Topic: api", "Topic: "+topic, "Release-Note: NONE", "Release-Note: "+note,
+			"Upstream-PR: https://github.com/kubernetes/kubernetes/pull/130653", "Upstream-PR: none", "Drop-When: v1.34", "Drop-When: never").Replace(goodMessage)
+	}
+	dir := writeSeries(t, map[string]string{
+		p1:         patchText("quota: count devices", forward("quota", "Fixed a bug where ResourceQuota counted a device twice.")),
+		p2:         patchText("test: quota of devices", forward("quota", secondNote)),
+		p3:         patchText("scheduler: score devices", forward("scoring", NoReleaseNote)),
+		TopicsFile: topics,
+	}, []string{p1, p2, p3}, false)
+	return Load(dir)
+}
+
+func TestPullRequestIndependent(t *testing.T) {
+	t.Parallel()
+	s, err := independentSeries(t, NoReleaseNote)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if s.Layout != Independent {
+		t.Fatalf("Layout = %q, want %q", s.Layout, Independent)
+	}
+	got, err := s.PullRequest("quota")
+	if err != nil {
+		t.Fatalf("PullRequest(quota): %v", err)
+	}
+	rest := got
+	for _, want := range []string{
+		"<!-- SECURITY-SENSITIVE: report this to the Kubernetes Security Response Committee",
+		"/kind bug\n/sig api-machinery\n",
+		"The pull request has 2 commit(s); each builds and vets on its own:\n\n- quota: count devices\n- test: quota of devices\n",
+		"KEP-5004: " + KEPIssue + "\nFixes #7\nhttps://github.com/kubernetes/kubernetes/pull/8\n",
+		"Written against v1.33.13. Applies to v1.33.13 alone; no other topic of the series is needed.\n",
+		"```release-note\nFixed a bug where ResourceQuota counted a device twice.\n```\n",
+		"- [KEP]: " + KEPIssue + "\n```\n",
+	} {
+		i := strings.Index(rest, want)
+		if i < 0 {
+			t.Fatalf("PullRequest(quota) lacks, after the parts before it:\n%s\n--- description:\n%s", want, got)
+		}
+		rest = rest[i+len(want):]
+	}
+	for _, not := range []string{"Stacked on", "drop when", "make patches-bisect"} {
+		if strings.Contains(got, not) {
+			t.Errorf("PullRequest(quota) has %q, which a topic of an independent series does not:\n%s", not, got)
+		}
+	}
+	scoring, err := s.PullRequest("scoring")
+	if err != nil {
+		t.Fatalf("PullRequest(scoring): %v", err)
+	}
+	if strings.Contains(scoring, "SECURITY-SENSITIVE") {
+		t.Errorf("PullRequest(scoring) is marked security-sensitive:\n%s", scoring)
+	}
+}
+
+func TestIndependentTopicHasOneReleaseNote(t *testing.T) {
+	t.Parallel()
+	_, err := independentSeries(t, "Added a test of ResourceQuota.")
+	if err == nil || !strings.Contains(err.Error(), "topic quota: 2 patches have a Release-Note (0010-quota-count-devices.patch, 0020-test-quota-of-devices.patch); a pull request has one") {
+		t.Fatalf("Load: error %v, want one about two release notes in topic quota", err)
 	}
 }

@@ -81,6 +81,8 @@ type Series struct {
 	// Topics are the pull requests the series falls into, in stacking
 	// order (TOPICS.md).
 	Topics []Topic
+	// Layout says how the topics relate: Stacked or Independent.
+	Layout string
 }
 
 // ValidateGitTag checks that tag names a Kubernetes v1.x.y release and
@@ -148,6 +150,14 @@ func Load(dir string) (*Series, error) {
 			errs = append(errs, checkTopics(s.Patches, topics)...)
 			errs = append(errs, checkReleaseNotes(s.Patches, topics)...)
 		}
+		if data, err := os.ReadFile(filepath.Join(dir, TopicsFile)); err == nil {
+			if s.Layout, err = ParseLayout(data); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if s.Layout == Independent {
+			errs = append(errs, checkOneReleaseNote(s.Patches, topics)...)
+		}
 	}
 
 	errs = append(errs, checkSums(dir, names)...)
@@ -166,6 +176,24 @@ func Load(dir string) (*Series, error) {
 		return s, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// checkOneReleaseNote: a topic of an independent series is one pull
+// request to upstream, whose template has one release note.
+func checkOneReleaseNote(patches []Patch, topics []Topic) []error {
+	var errs []error
+	for _, t := range topics {
+		var with []string
+		for _, p := range patches {
+			if p.Topic() == t.ID && strings.TrimSpace(p.Trailers["Release-Note"]) != NoReleaseNote {
+				with = append(with, p.File)
+			}
+		}
+		if len(with) > 1 {
+			errs = append(errs, fmt.Errorf("topic %s: %d patches have a Release-Note (%s); a pull request has one: give the others %s", t.ID, len(with), strings.Join(with, ", "), NoReleaseNote))
+		}
+	}
+	return errs
 }
 
 // Version returns the version the patched binaries report, e.g. v1.33.13-draext.1.

@@ -31,6 +31,15 @@ const (
 	Local = "local"
 )
 
+// How the topics of a series relate, the "- Topics:" line of the preamble.
+const (
+	// Stacked: each topic needs the topics above it (the 1.33 series).
+	Stacked = "stacked"
+	// Independent: each topic applies, builds and passes its tests on the
+	// base release alone (the forward series).
+	Independent = "independent"
+)
+
 // Kinds are the /kind labels of kubernetes/kubernetes a topic may carry.
 var Kinds = []string{"api-change", "bug", "cleanup", "documentation", "feature"}
 
@@ -50,6 +59,9 @@ type Topic struct {
 	Issues []string
 	// Docs are extra lines of the description's docs block.
 	Docs []string
+	// SecuritySensitive topics go to the Kubernetes Security Response
+	// Committee before any public pull request (SECURITY.md).
+	SecuritySensitive bool
 	// Text says what the pull request does and why, in Markdown.
 	Text string
 }
@@ -162,8 +174,17 @@ func (t *Topic) set(key, value string) error {
 		t.Issues = append(t.Issues, list()...)
 	case "Docs":
 		t.Docs = append(t.Docs, value)
+	case "Security-sensitive":
+		switch value {
+		case "yes":
+			t.SecuritySensitive = true
+		case "no":
+			t.SecuritySensitive = false
+		default:
+			return fmt.Errorf("field Security-sensitive: %q is not yes or no", value)
+		}
 	default:
-		return fmt.Errorf("unknown field %q (Kind, SIG, Upstream, Issues, Docs)", key)
+		return fmt.Errorf("unknown field %q (Kind, SIG, Upstream, Issues, Docs, Security-sensitive)", key)
 	}
 	return nil
 }
@@ -198,8 +219,12 @@ func (t *Topic) check() []error {
 		fail("upstream %q is not one of %s, %s, %s", t.Upstream, Carry, Proposal, Local)
 	}
 	for _, i := range t.Issues {
-		if !issueRE.MatchString(i) {
+		m := issueRE.FindStringSubmatch(i)
+		switch {
+		case m == nil:
 			fail("issue %q is not a link to an issue (https://github.com/<org>/<repo>/issues/N) or a pull request (.../pull/N), optionally after Fixes", i)
+		case m[2] != "" && m[2] != "Part of" && m[3] == "pull":
+			fail("%q: %s names an issue, not a pull request (say \"Part of\" or give the link alone)", i, m[2])
 		}
 	}
 	if t.Text == "" {
@@ -209,6 +234,31 @@ func (t *Topic) check() []error {
 		fail("%s", why)
 	}
 	return errs
+}
+
+// topicsLayoutRE is the "- Topics:" line of a topics file's preamble.
+var topicsLayoutRE = regexp.MustCompile(`^- Topics: (\S+)$`)
+
+// ParseLayout returns how the topics of a topics file relate: the value of
+// the "- Topics:" line of its preamble (before the first topic), Stacked
+// when there is none.
+func ParseLayout(data []byte) (string, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			break
+		}
+		if m := topicsLayoutRE.FindStringSubmatch(line); m != nil {
+			switch m[1] {
+			case Stacked, Independent:
+				return m[1], nil
+			default:
+				return "", fmt.Errorf("%s:%d: Topics: %q is not %s or %s", TopicsFile, n, m[1], Stacked, Independent)
+			}
+		}
+	}
+	return Stacked, sc.Err()
 }
 
 // LoadTopics reads dir's topics file.

@@ -37,11 +37,23 @@ func TestParseTopics(t *testing.T) {
 		},
 		"issues that are not links to an issue or a pull request": {
 			text:     "## api: a\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n- Issues: #139141, https://github.com/kubernetes/kubernetes/issues/1, Fixes https://github.com/kubernetes/kubernetes/pull/2, https://github.com/kubernetes/enhancements/issues/5690/comments\n\nText.\n",
-			wantErrs: []string{`issue "#139141" is not a link`, `issue "https://github.com/kubernetes/enhancements/issues/5690/comments" is not a link`},
+			wantErrs: []string{`issue "#139141" is not a link`, `issue "https://github.com/kubernetes/enhancements/issues/5690/comments" is not a link`, `"Fixes https://github.com/kubernetes/kubernetes/pull/2": Fixes names an issue, not a pull request`},
 		},
 		"a text that names the next topics": {
 			text:     "## api: a\n\n- Kind: feature\n- SIG: node\n- Upstream: carry\n\nThe fields; the components follow in the next topics.\n",
 			wantErrs: []string{`topic api: "next topics" names a patch or topic by its place`},
+		},
+		"a security-sensitive topic": {
+			text: "## borrowed: A claim of another pod\n\n- Kind: bug\n- SIG: scheduling\n- Upstream: proposal\n- Security-sensitive: yes\n- Issues: Fixes https://github.com/kubernetes/kubernetes/issues/7, Part of https://github.com/kubernetes/kubernetes/pull/8\n\nText.\n",
+			want: []Topic{{
+				ID: "borrowed", Title: "A claim of another pod", Kinds: []string{"bug"}, SIGs: []string{"scheduling"}, Upstream: Proposal,
+				Issues:            []string{"Fixes https://github.com/kubernetes/kubernetes/issues/7", "Part of https://github.com/kubernetes/kubernetes/pull/8"},
+				SecuritySensitive: true, Text: "Text.",
+			}},
+		},
+		"security-sensitive neither yes nor no": {
+			text:     "## borrowed: a\n\n- Kind: bug\n- SIG: scheduling\n- Upstream: proposal\n- Security-sensitive: maybe\n\nText.\n",
+			wantErrs: []string{`field Security-sensitive: "maybe" is not yes or no`},
 		},
 		"bad values": {
 			text:     "## api: a\n\n- Kind: feature, chore\n- SIG: Node\n- Upstream: maybe\n- Owner: me\n\nText.\n",
@@ -88,5 +100,35 @@ func TestInterleaved(t *testing.T) {
 	s.Patches = s.Patches[:2]
 	if got := s.Interleaved(); len(got) != 0 {
 		t.Errorf("Interleaved of a stacked series = %q, want none", got)
+	}
+}
+
+func TestParseLayout(t *testing.T) {
+	t.Parallel()
+	testCases := map[string]struct {
+		text    string
+		want    string
+		wantErr string
+	}{
+		"no line: stacked":               {text: "# Topics\n\nThe preamble.\n\n## api: a\n", want: Stacked},
+		"independent":                    {text: "# Topics\n\n- Topics: independent\n\n## api: a\n", want: Independent},
+		"stacked":                        {text: "- Topics: stacked\n", want: Stacked},
+		"a line in a topic is no layout": {text: "# Topics\n\n## api: a\n\n- Topics: independent\n", want: Stacked},
+		"unknown":                        {text: "- Topics: parallel\n", wantErr: `Topics: "parallel" is not stacked or independent`},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParseLayout([]byte(tc.text))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ParseLayout: error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("ParseLayout = %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }
