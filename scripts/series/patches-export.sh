@@ -33,6 +33,9 @@ series_hash >"$KUBE_TREE/.git/draext-series-hash"
 log "exported $(grep -c . "$PATCH_DIR/series" || true) patch(es) from $PATCH_BRANCH to patches/$RELEASE_BRANCH"
 series_tool lint "$PATCH_DIR" || die "the exported series is missing metadata (see above)" \
 	"amend the commit messages on $PATCH_BRANCH (git rebase -i $TAG) and export again"
-# The table of patches in docs/patches.md is made from the series.
-series_tool table "$PATCH_DIR" "$DRAEXT_ROOT/docs/patches.md" ||
-	die "could not write the table of patches into docs/patches.md (see above)"
+# The table of patches in docs/patches.md is made from the series (v1.33; the
+# forward series is described by its TOPICS.md and docs/upstreaming.md).
+if [[ $RELEASE_BRANCH == v1.33 ]]; then
+	series_tool table "$PATCH_DIR" "$DRAEXT_ROOT/docs/patches.md" ||
+		die "could not write the table of patches into docs/patches.md (see above)"
+fi
