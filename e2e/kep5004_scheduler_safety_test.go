@@ -190,48 +190,58 @@ profiles:
 			return pod
 		}
 
-		By("the scheduler refuses pod b, which names a's claim " + claim.Name)
+		// What a release must not do, asserted as effects so that a run
+		// against a stock release shows whether it has the hole (rather
+		// than failing at a message of draext's): a borrower is never
+		// bound, never reserved in the claim, never started, and never
+		// sees a's GPU. Where a borrower runs, the failure names the GPU
+		// it sees.
+		notServed := func(borrower *v1.Pod, bypassed bool) {
+			GinkgoHelper()
+			name := borrower.Name
+			state := func() (string, error) {
+				p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				for _, s := range p.Status.ContainerStatuses {
+					if s.State.Running != nil || s.State.Terminated != nil {
+						return fmt.Sprintf("container %s of pod %s started and sees GPU(s) %q, pod %s's is %q", s.Name, name, containerGPUs(ctx, spec.ns, name, s.Name), a.Name, gpus[0]), nil
+					}
+				}
+				if !bypassed && p.Spec.NodeName != "" {
+					return fmt.Sprintf("pod %s was bound to node %s", name, p.Spec.NodeName), nil
+				}
+				return string(p.Status.Phase), nil
+			}
+			Consistently(ctx, state).WithTimeout(20*time.Second).Should(Equal(string(v1.PodPending)), "pod %s names the extended resource claim %s of pod %s", name, claim.Name, a.Name)
+			Expect(reservedFor()).To(ConsistOf(owner), "claim %s is reserved for a pod other than its owner", claim.Name)
+		}
+
+		By("the scheduler does not give pod b, which names a's claim " + claim.Name + ", a's GPU")
 		b, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, borrower("b"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		refusal := fmt.Sprintf("resourceclaim %s/%s in spec.resourceClaims entry %q is the extended resource claim of pod %q", spec.ns, claim.Name, "gpu", a.Name)
+		notServed(b, false)
+		// The pod is told, in its PodScheduled condition, which claim of
+		// which pod it cannot use (a release's wording may differ).
 		Eventually(ctx, func() (string, error) {
 			return scheduledMessage(ctx, spec.ns, b.Name)
-		}).WithTimeout(time.Minute).Should(ContainSubstring(refusal), "PodScheduled of pod %s", b.Name)
-		Eventually(ctx, func() ([]string, error) {
-			return podEventNotes(ctx, spec.ns, b.Name, "FailedScheduling")
-		}).WithTimeout(30*time.Second).Should(ContainElement(ContainSubstring(refusal)), "FailedScheduling events of pod %s", b.Name)
-		Consistently(ctx, reservedFor).WithTimeout(5*time.Second).Should(ConsistOf(owner), "claim %s is reserved for a pod other than its owner", claim.Name)
-		Expect(scheduledMessage(ctx, spec.ns, b.Name)).NotTo(HavePrefix("bound to"), "pod %s", b.Name)
+		}).WithTimeout(time.Minute).Should(And(ContainSubstring(claim.Name), ContainSubstring(a.Name)), "PodScheduled of pod %s", b.Name)
 
-		By("the kubelet refuses pod c, which names the claim too and is bound to node " + spec.draNode + " without the scheduler")
+		By("the kubelet does not start pod c, which names the claim too and is bound to node " + spec.draNode + " without the scheduler")
 		// The resourceclaim controller reserves an allocated claim for a
 		// pod that is bound already, but not an extended resource claim:
-		// the kubelet refuses the claim, and reserved for c it would stay
-		// in use after a ends.
+		// reserved for c it would stay in use after a ends.
 		c := borrower("c")
 		c.Spec.NodeSelector = nil
 		c.Spec.NodeName = spec.draNode
 		c, err = cluster.client.CoreV1().Pods(spec.ns).Create(ctx, c, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		notServed(c, true)
 		Eventually(ctx, func() ([]string, error) {
 			return podEventNotes(ctx, spec.ns, c.Name, "FailedPrepareDynamicResources")
-		}).WithTimeout(time.Minute).Should(ContainElement(And(
-			ContainSubstring(fmt.Sprintf(`pod %s(%s) cannot use ResourceClaim %s/%s through pod.spec.resourceClaims entry "gpu"`, c.Name, c.UID, spec.ns, claim.Name)),
-			ContainSubstring("it is the extended resource claim of pod "+a.Name),
-		)), "FailedPrepareDynamicResources events of pod %s", c.Name)
-		Consistently(ctx, func() (string, error) {
-			p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, c.Name, metav1.GetOptions{})
-			if err != nil {
-				return "", err
-			}
-			for _, s := range p.Status.ContainerStatuses {
-				if s.State.Running != nil || s.State.Terminated != nil {
-					return fmt.Sprintf("%s, container %s started", p.Status.Phase, s.Name), nil
-				}
-			}
-			return string(p.Status.Phase), nil
-		}).WithTimeout(5*time.Second).Should(Equal(string(v1.PodPending)), "pod %s", c.Name)
-		Consistently(ctx, reservedFor).WithTimeout(5*time.Second).Should(ConsistOf(owner), "claim %s is reserved for a pod other than its owner", claim.Name)
+		}).WithTimeout(time.Minute).Should(ContainElement(And(ContainSubstring(claim.Name), ContainSubstring(a.Name))),
+			"FailedPrepareDynamicResources events of pod %s", c.Name)
 
 		By("pod a keeps its claim and its GPU")
 		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, a.Name, metav1.GetOptions{})
