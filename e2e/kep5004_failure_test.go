@@ -54,9 +54,16 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 			return err
 		}
 		By("repointing the running pod's status at the victim's claim")
-		err := repoint(thief.Name, v1.ResourceCPU)
+		// What a release must not do, asserted as its effect: the bound
+		// pod's status names the victim's claim after the write. The
+		// mapping names the resource the victim's claim serves, which a
+		// release that checks only names accepts.
+		err := repoint(thief.Name, gpuResource)
+		p, getErr := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, thief.Name, metav1.GetOptions{})
+		Expect(getErr).NotTo(HaveOccurred())
+		Expect(p.Status.ExtendedResourceClaimStatus).To(BeNil(), "the write through pods/status (error: %v) pointed the running pod %s at claim %s of pod %s", err, thief.Name, victimClaim.Name, victim.Name)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
-		Expect(err.Error()).To(ContainSubstring("status.extendedResourceClaimStatus: Forbidden: may not be set, changed or removed once the pod is bound"))
+		Expect(err.Error()).To(ContainSubstring("status.extendedResourceClaimStatus"))
 
 		By("mapping a resource that DRA cannot serve on a pod that is not bound yet")
 		pending := shellPod("pending")
@@ -66,7 +73,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 		Expect(err).NotTo(HaveOccurred())
 		err = repoint(pending.Name, v1.ResourceCPU)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
-		Expect(err.Error()).To(ContainSubstring(`container "app": must be an extended resource name or deviceclass.resource.kubernetes.io/<device class name>`))
+		Expect(err.Error()).To(And(ContainSubstring("status.extendedResourceClaimStatus"), ContainSubstring(string(v1.ResourceCPU))))
 
 		By("the thief never sees a GPU, also after its container restarted")
 		Eventually(ctx, func() (int32, error) {
@@ -77,7 +84,7 @@ var _ = Describe("Extended resources served by DRA on failure paths", func() {
 			return p.Status.ContainerStatuses[0].RestartCount, nil
 		}).WithTimeout(time.Minute).Should(BeNumerically(">=", 1), "the thief's container did not restart")
 		Expect(visibleDevices(ctx, spec.ns, thief.Name)).To(BeEmpty(), "the thief got GPUs")
-		p, err := cluster.client.CoreV1().Pods(spec.ns).Get(ctx, thief.Name, metav1.GetOptions{})
+		p, err = cluster.client.CoreV1().Pods(spec.ns).Get(ctx, thief.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(p.Status.ExtendedResourceClaimStatus).To(BeNil(), "the thief's status names a claim")
 	})
