@@ -10,6 +10,7 @@ SHELL := /usr/bin/env bash
 
 export RELEASE_BRANCH ?= v1.33
 export TOPIC
+export UPSTREAM_DRIVER_VERSION
 export WHAT
 export SPEC
 export KUBE_SRC
@@ -34,7 +35,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect pr-branches generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect pr-branches generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst upstream-driver docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -186,6 +187,9 @@ demo: ## On a running cluster: a GPU through a ResourceClaim, then through nvidi
 
 start-latency: ## On a running cluster: apply-to-Ready of the nvidia.com/gpu pod next to the claim-template pod (RUNS=10, medians)
 	@bash scripts/cluster/start-latency.sh
+
+upstream-driver: ## On a running cluster: kubernetes-sigs/dra-example-driver (UPSTREAM_DRIVER_VERSION=v0.4.0, d-r-a v0.36.2) built unmodified, on node 1; checks its slice (no write loop) and two unchanged pods with disjoint devices
+	@bash scripts/cluster/upstream-driver.sh
 
 quota-burst: ## On a running cluster: PODS=50 short nvidia.com/gpu pods one after another under a quota of the cluster's GPUs; checks no claim is left and 0 used
 	@bash scripts/cluster/quota-burst.sh

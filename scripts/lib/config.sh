@@ -136,6 +136,9 @@ PURGE=${PURGE:-0}
 # start-latency: how many pod pairs; quota-burst: how many pods, under a quota of
 # GPUS (empty: every DRA device of the cluster).
 RUNS=${RUNS:-10}
+# make upstream-driver: the version of sigs.k8s.io/dra-example-driver (v0.4.0:
+# k8s.io/dynamic-resource-allocation v0.36.2) run unmodified on node 1.
+UPSTREAM_DRIVER_VERSION=${UPSTREAM_DRIVER_VERSION:-v0.4.0}
 PODS=${PODS:-50}
 GPUS=${GPUS:-}
 
