@@ -114,29 +114,19 @@ func (s *Series) PullRequest(id string) (string, error) {
 	w("\n#### Special notes for your reviewer:\n\n")
 	w("Written against %s. ", s.GitTag)
 	if s.Layout == Independent {
+		// One pull request against the release alone: no stack, no
+		// backport notes.
 		w("Applies to %s alone; no other topic of the series is needed.\n", s.GitTag)
-		w("\n#### Does this PR introduce a user-facing change?\n\n```release-note\n")
-		notes := releaseNotes(patches)
-		if len(notes) == 0 {
-			notes = []string{NoReleaseNote}
-		}
-		w("%s\n```\n", strings.Join(notes, "\n"))
-		w("\n#### Additional documentation e.g., KEPs (Kubernetes Enhancement Proposals), usage docs, etc.:\n\n```docs\n")
-		w("- [KEP]: %s\n", KEPIssue)
-		for _, d := range t.Docs {
-			w("- %s\n", d)
-		}
-		w("```\n")
-		return b.String(), nil
-	}
-	if deps := s.dependsOn(id); len(deps) > 0 {
-		w("Stacked on the topic(s) %s: review those first.\n", strings.Join(deps, ", "))
 	} else {
-		w("Applies to the release itself.\n")
-	}
-	w("\nHow each commit differs from upstream, and from which release it is no longer needed:\n\n")
-	for _, p := range patches {
-		w("- %s: %s (drop when: %s)\n", p.Subject, p.Trailers["Backport-Delta"], p.Trailers["Drop-When"])
+		if deps := s.dependsOn(id); len(deps) > 0 {
+			w("Stacked on the topic(s) %s: review those first.\n", strings.Join(deps, ", "))
+		} else {
+			w("Applies to the release itself.\n")
+		}
+		w("\nHow each commit differs from upstream, and from which release it is no longer needed:\n\n")
+		for _, p := range patches {
+			w("- %s: %s (drop when: %s)\n", p.Subject, p.Trailers["Backport-Delta"], p.Trailers["Drop-When"])
+		}
 	}
 
 	w("\n#### Does this PR introduce a user-facing change?\n\n```release-note\n")
