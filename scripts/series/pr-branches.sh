@@ -99,7 +99,9 @@ done
 [[ -z $only || $found == 1 ]] || die "TOPIC=$only: no such topic in ${PATCH_DIR#"$DRAEXT_ROOT"/}/TOPICS.md"
 
 if [[ $layout == independent ]]; then
-	log "pr-branches: ${#topics[@]} independent topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, each on $TAG alone, built and tested alone; $described description(s) in ${pr_dir#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"
+	checked=${#topics[@]}
+	[[ -z $only ]] || checked=1
+	log "pr-branches: $checked independent topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, each on $TAG alone, built and tested alone; $described description(s) in ${pr_dir#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"
 else
 	log "pr-branches: ${#topics[@]} topic branch(es) pr/NN-<topic> in ${KUBE_TREE#"$DRAEXT_ROOT"/}, the last with the whole series; $described description(s) of proposal topics in ${pr_dir#"$DRAEXT_ROOT"/} ($(($(now_s) - start))s)"
 fi
