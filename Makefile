@@ -63,7 +63,7 @@ e2e: ## Run the Ginkgo e2e suite against KUBECONFIG (default: the local cluster)
 drills: ## On a running cluster (make up NODES=3): the drills under load and faults, one line of figures each (E2E_ARGS=-ginkgo.focus=D2)
 	@bash scripts/test/drills.sh
 
-e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md (FOCUS=regex, reaching the script through the environment, $$ for a $: only those specs, their rows replaced)
+e2e-upstream: ## The e2e suite against a local cluster of stock VERSION=v1.3x.y binaries (built when missing); results with their date in docs/e2e-upstream/VERSION.md (FOCUS=regex, reaching the script through the environment, $$ for a $: only those specs, their rows replaced; FORWARD=1: the release with its forward series, patches/v1.MM, into docs/e2e-upstream/VERSION-forward.md)
 	@test -n "$(VERSION)" || { echo "make e2e-upstream: set VERSION, e.g. VERSION=v1.35.4" >&2; exit 2; }
 	@UPSTREAM="$(VERSION)" bash scripts/test/e2e-upstream.sh
 

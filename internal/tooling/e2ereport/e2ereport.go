@@ -133,11 +133,21 @@ func (r Result) Count(state string) int {
 // WriteMarkdown writes the page of one release.
 func (r Result) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# The e2e suite against stock %s\n\n", r.Version)
-	fmt.Fprintf(&b, "Run %s by `make e2e-upstream VERSION=%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format(pageTime), r.Version)
-	b.WriteString("(`make build-upstream`) with two nodes (DRA and device plugin), the example driver and the\n")
-	b.WriteString("stock-library driver. A spec that fails here checks behaviour this release does not have, or\n")
-	b.WriteString("needs something of the cluster that it lacks; the reason is the spec's first message line.\n\n")
+	if release, ok := strings.CutSuffix(r.Version, ForwardSuffix); ok {
+		minor := release[:strings.LastIndex(release, ".")]
+		fmt.Fprintf(&b, "# The e2e suite against %s: %s with the forward series\n\n", r.Version, release)
+		fmt.Fprintf(&b, "Run %s by `%s`: a local cluster of %s's binaries\n", r.Started.UTC().Format(pageTime), runCommand(r.Version), release)
+		fmt.Fprintf(&b, "with the forward series (patches/%s, `RELEASE_BRANCH=%s make build`), two nodes (DRA and\n", minor, minor)
+		b.WriteString("device plugin) and the example driver. A spec that fails here checks behaviour that the\n")
+		b.WriteString("release lacks even with the series, or needs something of the cluster that it lacks; the\n")
+		b.WriteString("reason is the spec's first message line.\n\n")
+	} else {
+		fmt.Fprintf(&b, "# The e2e suite against stock %s\n\n", r.Version)
+		fmt.Fprintf(&b, "Run %s by `%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format(pageTime), runCommand(r.Version))
+		b.WriteString("(`make build-upstream`) with two nodes (DRA and device plugin), the example driver and the\n")
+		b.WriteString("stock-library driver. A spec that fails here checks behaviour this release does not have, or\n")
+		b.WriteString("needs something of the cluster that it lacks; the reason is the spec's first message line.\n\n")
+	}
 	for _, line := range r.Reruns {
 		b.WriteString(line + "\n\n")
 	}

@@ -29,7 +29,7 @@ func ReadPage(file string, r io.Reader) (Result, error) {
 	for scanner.Scan() {
 		line := scanner.Text()
 		if m := pageTitle.FindStringSubmatch(line); m != nil {
-			result.Version = m[1]
+			result.Version = m[1] + m[2]
 			continue
 		}
 		if rest, ok := strings.CutPrefix(line, "Run "); ok && result.Started.IsZero() {
@@ -113,6 +113,6 @@ func Merge(page, run Result, focus string) (Result, error) {
 			merged.Specs = append(merged.Specs, inRun[s.Name])
 		}
 	}
-	merged.Reruns = append(merged.Reruns, fmt.Sprintf("Re-run %s: %d spec(s) matching `%s` (`make e2e-upstream VERSION=%s FOCUS=...`); their Time cells say so.", stamp, ran, strings.ReplaceAll(focus, "`", "'"), run.Version))
+	merged.Reruns = append(merged.Reruns, fmt.Sprintf("Re-run %s: %d spec(s) matching `%s` (`%s FOCUS=...`); their Time cells say so.", stamp, ran, strings.ReplaceAll(focus, "`", "'"), runCommand(run.Version)))
 	return merged, nil
 }

@@ -35,7 +35,30 @@ type Page struct {
 	Results map[string]string
 }
 
-var pageTitle = regexp.MustCompile(`^# The e2e suite against stock (v\d+\.\d+\.\d+\S*)$`)
+// pageTitle is the first line of a page: "against stock v1.35.4", or for a
+// release with a forward series applied (version v1.37.2+forward) "against
+// v1.37.2+forward: ...".
+var pageTitle = regexp.MustCompile(`^# The e2e suite against (?:stock (v\d+\.\d+\.\d+)|(v\d+\.\d+\.\d+\+forward):.*)$`)
+
+// ForwardSuffix marks the version of a page that was run against a release
+// with the forward series of its minor applied (patches/v1.MM).
+const ForwardSuffix = "+forward"
+
+// runCommand is the make command that writes the page of version.
+func runCommand(version string) string {
+	if release, ok := strings.CutSuffix(version, ForwardSuffix); ok {
+		return "make e2e-upstream VERSION=" + release + " FORWARD=1"
+	}
+	return "make e2e-upstream VERSION=" + version
+}
+
+// columnTitle is a page's column heading in the README table.
+func columnTitle(version string) string {
+	if release, ok := strings.CutSuffix(version, ForwardSuffix); ok {
+		return release + " with the forward series"
+	}
+	return version
+}
 
 // ParsePage reads a page of WriteMarkdown (through ReadPage): its release,
 // the day of its run and each spec's result.
@@ -93,7 +116,14 @@ func UpstreamTable(readme string, suite []Spec, pages []Page) (string, error) {
 		return "", fmt.Errorf("the README has no %q ... %q markers", TableBegin, TableEnd)
 	}
 	old := readme[begin+len(TableBegin) : end]
-	sort.Slice(pages, func(i, j int) bool { return semver.Compare(pages[i].Version, pages[j].Version) < 0 })
+	// semver ignores build metadata: a release's forward column follows its
+	// stock one.
+	sort.Slice(pages, func(i, j int) bool {
+		if c := semver.Compare(pages[i].Version, pages[j].Version); c != 0 {
+			return c < 0
+		}
+		return pages[i].Version < pages[j].Version
+	})
 
 	specsOf := map[string][]string{}
 	for _, s := range suite {
@@ -107,7 +137,7 @@ func UpstreamTable(readme string, suite []Spec, pages []Page) (string, error) {
 	var b strings.Builder
 	b.WriteString("\n| Behaviour |")
 	for _, p := range pages {
-		fmt.Fprintf(&b, " [%s](%s) |", p.Version, p.File)
+		fmt.Fprintf(&b, " [%s](%s) |", columnTitle(p.Version), p.File)
 	}
 	b.WriteString(" draext (v1.33.13) |\n|---|")
 	for range pages {

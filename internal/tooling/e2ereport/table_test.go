@@ -6,6 +6,7 @@ package e2ereport
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const testPage = `# The e2e suite against stock v1.35.4
@@ -105,5 +106,69 @@ func TestUpstreamTable(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A page run against a release with its forward series applied reads back
+// as version <release>+forward and gets its own column, right after the
+// stock column of the same release.
+func TestForwardPage(t *testing.T) {
+	started, err := time.Parse(pageTime, "2026-12-06 18:00 UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := Result{Version: "v1.35.4" + ForwardSuffix, Started: started, Specs: []Spec{
+		{Name: "A spec | with a bar", Labels: []string{"row:a"}, State: "passed"},
+		{Name: "B one", Labels: []string{"row:b"}, State: "passed"},
+		{Name: "B two", Labels: []string{"row:b"}, State: "passed"},
+		{Name: "C", Labels: []string{"row:c"}, State: "failed", Why: "no driver"},
+	}}
+	var b strings.Builder
+	if err := run.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# The e2e suite against v1.35.4+forward: v1.35.4 with the forward series\n",
+		"by `make e2e-upstream VERSION=v1.35.4 FORWARD=1`",
+		"patches/v1.35, `RELEASE_BRANCH=v1.35 make build`",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q:\n%s", want, b.String())
+		}
+	}
+	forward, err := ParsePage("docs/e2e-upstream/v1.35.4-forward.md", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forward.Version != "v1.35.4+forward" || forward.Date != "2026-12-06" {
+		t.Errorf("version %q, date %q", forward.Version, forward.Date)
+	}
+	stock, err := ParsePage("docs/e2e-upstream/v1.35.4.md", strings.NewReader(testPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := []Spec{
+		{Name: "A spec | with a bar", Labels: []string{"row:a"}},
+		{Name: "B one", Labels: []string{"row:b"}},
+		{Name: "B two", Labels: []string{"row:b"}},
+		{Name: "C", Labels: []string{"row:c"}},
+	}
+	readme := TableBegin + "\n| Served <!-- row:a --> | x |\n| Init <!-- row:b --> | x |\n| Driver <!-- row:c --> | x |\n" + TableEnd
+	// Both orders of the pages give the same table.
+	for _, pages := range [][]Page{{forward, stock}, {stock, forward}} {
+		got, err := UpstreamTable(readme, suite, pages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := TableBegin + `
+| Behaviour | [v1.35.4](docs/e2e-upstream/v1.35.4.md) | [v1.35.4 with the forward series](docs/e2e-upstream/v1.35.4-forward.md) | draext (v1.33.13) |
+|---|---|---|---|
+| Served <!-- row:a --> | yes | yes | x |
+| Init <!-- row:b --> | partly (1 of 2 passed) | yes | x |
+| Driver <!-- row:c --> | skipped | no | x |
+` + TableEnd
+		if got != want {
+			t.Errorf("got:\n%s\nwant:\n%s", got, want)
+		}
 	}
 }
