@@ -15,10 +15,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Beyond upstream (patch 0080): skip with -ginkgo.label-filter=!beyond-upstream
-// against clusters of other builds. Pods are created with dryRun=All: the
-// apiserver validates them and returns its warnings, and nothing is scheduled.
-var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream", "row:quantities"), func() {
+// Beyond upstream: skip with -ginkgo.label-filter=!beyond-upstream against
+// clusters of other builds. Pods are created with dryRun=All: the apiserver
+// validates them and returns its warnings, and nothing is scheduled.
+var _ = Describe("Pods asking for a device class by its implicit name", Label("beyond-upstream"), func() {
 	implicitPod := func(limit, request string) *v1.Pod {
 		name := v1.ResourceName("deviceclass.resource.kubernetes.io/" + *className)
 		pod := shellPod("quantity")
@@ -32,7 +32,7 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 	}
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 
-	DescribeTable("are rejected when the quantity is not a whole number of devices, or a request is below its limit",
+	DescribeTable("are rejected when the quantity is not a whole number of devices, or a request is below its limit", Label("row:quantities"),
 		func(ctx context.Context, limit, request, field, want string) {
 			requireGate("DRAExtendedResource")
 			ns := newNamespace(ctx)
@@ -47,7 +47,7 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		Entry("a request below the limit", "2", "1", "requests", "cannot be overcommitted"),
 	)
 
-	DescribeTable("are accepted as upstream accepts them",
+	DescribeTable("are accepted as upstream accepts them", Label("row:quantities"),
 		func(ctx context.Context, limit, request, wantWarning string) {
 			requireGate("DRAExtendedResource")
 			ns := newNamespace(ctx)
@@ -70,5 +70,31 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		Entry("zero, with a warning", "0", "", "asks for 0 devices"),
 		Entry("a request without a limit", "", "1", ""),
 		Entry("whole devices, request equal to limit", "2", "2", ""),
+	)
+
+	// What a release must do at least, while a refusal would break
+	// manifests it accepted before: warn, naming the field and the rule.
+	// draext refuses; the forward series for upstream warns first.
+	DescribeTable("are at least warned about a quantity that is not a whole number of devices, or a request below its limit", Label("row:quantities-warned"),
+		func(ctx context.Context, limit, request, field, want string) {
+			requireGate("DRAExtendedResource")
+			ns := newNamespace(ctx)
+			warnings := &warningRecorder{}
+			config := rest.CopyConfig(cluster.config)
+			config.WarningHandler = warnings
+			client, err := kubernetes.NewForConfig(config)
+			Expect(err).NotTo(HaveOccurred())
+			path := "spec.containers[0].resources." + field + "[deviceclass.resource.kubernetes.io/" + *className + "]"
+			_, err = client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
+			if err != nil {
+				Expect(err.Error()).To(And(ContainSubstring(path), ContainSubstring(want)), "refused, but not for this field and rule")
+				return
+			}
+			Expect(warnings.list()).To(ContainElement(And(ContainSubstring(path), ContainSubstring(want))),
+				"the apiserver accepted limit %q, request %q without a warning for %s", limit, request, path)
+		},
+		Entry("a fractional limit", "500m", "", "limits", "whole number"),
+		Entry("a fractional request without a limit", "", "1500m", "requests", "whole number"),
+		Entry("a request below the limit", "2", "1", "requests", "overcommitted"),
 	)
 })

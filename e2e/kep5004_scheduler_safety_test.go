@@ -16,10 +16,12 @@ import (
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -256,6 +258,88 @@ profiles:
 		Expect(claimDevices(current)).To(Equal(claimDevices(claim)))
 		Expect(current.Status.ReservedFor).To(ContainElement(owner))
 		Expect(containerGPUs(ctx, spec.ns, a.Name, "app")).To(Equal(gpus[0]))
+	})
+
+	It("a user who may edit the namespace's claims cannot forge, remove or repoint the mark of an extended resource claim", Label("beyond-upstream", "row:borrowed"), func(ctx context.Context) {
+		requireAllowed(ctx,
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "roles", Namespace: spec.ns},
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: spec.ns},
+			authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users"},
+		)
+		const mark = "resource.kubernetes.io/extended-resource-claim"
+		a := runPod(ctx, spec.ns, extendedPod("a", spec.draNode, nil, []testContainer{{name: "app", requests: map[v1.ResourceName]int{gpuResource: 1}}}))
+		claim := spec.claims.extendedClaim(ctx, a)
+		other := runPod(ctx, spec.ns, shellPod("other"))
+
+		// A user with what a namespace admin has on claims, through a Role.
+		const editor = "draext-e2e-claim-editor"
+		_, err := cluster.client.RbacV1().Roles(spec.ns).Create(ctx, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: editor},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims"},
+				Verbs: []string{"get", "list", "create", "update", "patch", "delete"}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = cluster.client.RbacV1().RoleBindings(spec.ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: editor},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: editor},
+			Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: editor}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		config := rest.CopyConfig(cluster.config)
+		config.Impersonate = rest.ImpersonationConfig{UserName: editor}
+		claims := clientFor(config).ResourceV1beta1().ResourceClaims(spec.ns)
+
+		// update applies change to the claim as the editor; what a release
+		// must not do is judged by the claim afterwards, not by a message.
+		update := func(change func(*resourceapi.ResourceClaim)) error {
+			c, err := claims.Get(ctx, claim.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			change(c)
+			_, err = claims.Update(ctx, c, metav1.UpdateOptions{})
+			return err
+		}
+		By("the editor may change what is not the mark (once the Role is in effect)")
+		Eventually(ctx, func() error {
+			return update(func(c *resourceapi.ResourceClaim) {
+				metav1.SetMetaDataAnnotation(&c.ObjectMeta, "example.com/note", "edited")
+			})
+		}).WithTimeout(30*time.Second).Should(Succeed(), "user %s updates another annotation of claim %s", editor, claim.Name)
+
+		unchanged := func(what string) {
+			GinkgoHelper()
+			c, err := cluster.client.ResourceV1beta1().ResourceClaims(spec.ns).Get(ctx, claim.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.Annotations).To(HaveKeyWithValue(mark, "true"), "after %s, claim %s", what, claim.Name)
+			Expect(metav1.GetControllerOf(c)).To(HaveField("UID", a.UID), "after %s, the controller of claim %s", what, claim.Name)
+		}
+		By("removing the mark of pod a's claim is refused")
+		err = update(func(c *resourceapi.ResourceClaim) { delete(c.Annotations, mark) })
+		Expect(err).To(HaveOccurred(), "user %s removed the mark of claim %s", editor, claim.Name)
+		unchanged("removing the mark")
+
+		By("making another pod the controller of pod a's claim is refused")
+		err = update(func(c *resourceapi.ResourceClaim) {
+			c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: other.Name, UID: other.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+		})
+		Expect(err).To(HaveOccurred(), "user %s made pod %s the controller of claim %s", editor, other.Name, claim.Name)
+		unchanged("repointing the controller")
+
+		By("creating a claim with the mark is refused, an ordinary one is not")
+		forged := &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "forged", Annotations: map[string]string{mark: "true"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: other.Name, UID: other.UID, Controller: ptr.To(true)}}},
+			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+				Name: "gpu", DeviceClassName: *className, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+			}}}},
+		}
+		_, err = claims.Create(ctx, forged, metav1.CreateOptions{})
+		Expect(err).To(HaveOccurred(), "user %s created a claim with the mark", editor)
+		ordinary := forged.DeepCopy()
+		ordinary.Name, ordinary.Annotations, ordinary.OwnerReferences = "ordinary", nil, nil
+		_, err = claims.Create(ctx, ordinary, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred(), "user %s creates an ordinary claim", editor)
 	})
 })
 
