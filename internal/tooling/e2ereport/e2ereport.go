@@ -138,9 +138,9 @@ func (r Result) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "# The e2e suite against %s: %s with the forward series\n\n", r.Version, release)
 		fmt.Fprintf(&b, "Run %s by `%s`: a local cluster of %s's binaries\n", r.Started.UTC().Format(pageTime), runCommand(r.Version), release)
 		fmt.Fprintf(&b, "with the forward series (patches/%s, `RELEASE_BRANCH=%s make build`), two nodes (DRA and\n", minor, minor)
-		b.WriteString("device plugin) and the example driver. A spec that fails here checks behaviour that the\n")
-		b.WriteString("release lacks even with the series, or needs something of the cluster that it lacks; the\n")
-		b.WriteString("reason is the spec's first message line.\n\n")
+		b.WriteString("device plugin), the example driver and the stock-library driver. A spec that fails here\n")
+		b.WriteString("checks behaviour that the release lacks even with the series, or needs something of the\n")
+		b.WriteString("cluster that it lacks; the reason is the spec's first message line.\n\n")
 	} else {
 		fmt.Fprintf(&b, "# The e2e suite against stock %s\n\n", r.Version)
 		fmt.Fprintf(&b, "Run %s by `%s`: a local cluster of the release's stock binaries\n", r.Started.UTC().Format(pageTime), runCommand(r.Version))
