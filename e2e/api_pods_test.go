@@ -31,6 +31,15 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		return pod
 	}
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	// warnedClient is a client of the suite's user that records the
+	// apiserver's warnings.
+	warnedClient := func() (kubernetes.Interface, *warningRecorder) {
+		GinkgoHelper()
+		warnings := &warningRecorder{}
+		config := rest.CopyConfig(cluster.config)
+		config.WarningHandler = warnings
+		return clientFor(config), warnings
+	}
 
 	DescribeTable("are rejected when the quantity is not a whole number of devices, or a request is below its limit", Label("row:quantities"),
 		func(ctx context.Context, limit, request, field, want string) {
@@ -51,12 +60,8 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		func(ctx context.Context, limit, request, wantWarning string) {
 			requireGate("DRAExtendedResource")
 			ns := newNamespace(ctx)
-			warnings := &warningRecorder{}
-			config := rest.CopyConfig(cluster.config)
-			config.WarningHandler = warnings
-			client, err := kubernetes.NewForConfig(config)
-			Expect(err).NotTo(HaveOccurred())
-			_, err = client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
+			client, warnings := warnedClient()
+			_, err := client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
 			Expect(err).NotTo(HaveOccurred())
 			if wantWarning == "" {
 				Expect(warnings.list()).To(BeEmpty())
@@ -79,13 +84,9 @@ var _ = Describe("Pods asking for a device class by its implicit name", Label("b
 		func(ctx context.Context, limit, request, field, want string) {
 			requireGate("DRAExtendedResource")
 			ns := newNamespace(ctx)
-			warnings := &warningRecorder{}
-			config := rest.CopyConfig(cluster.config)
-			config.WarningHandler = warnings
-			client, err := kubernetes.NewForConfig(config)
-			Expect(err).NotTo(HaveOccurred())
+			client, warnings := warnedClient()
 			path := "spec.containers[0].resources." + field + "[deviceclass.resource.kubernetes.io/" + *className + "]"
-			_, err = client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
+			_, err := client.CoreV1().Pods(ns).Create(ctx, implicitPod(limit, request), dryRun)
 			if err != nil {
 				Expect(err.Error()).To(And(ContainSubstring(path), ContainSubstring(want)), "refused, but not for this field and rule")
 				return
