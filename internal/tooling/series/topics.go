@@ -41,7 +41,7 @@ const (
 )
 
 // Kinds are the /kind labels of kubernetes/kubernetes a topic may carry.
-var Kinds = []string{"api-change", "bug", "cleanup", "documentation", "feature"}
+var Kinds = []string{"api-change", "bug", "cleanup", "documentation", "feature", "flake"}
 
 // Topic is one pull request's worth of the series.
 type Topic struct {
