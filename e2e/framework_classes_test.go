@@ -26,10 +26,16 @@ func createDeviceClass(ctx context.Context, extendedResourceName string) (*resou
 // createDriverDeviceClass is createDeviceClass for the devices of another
 // driver, such as one whose ResourceSlices a spec publishes itself.
 func createDriverDeviceClass(ctx context.Context, driver, extendedResourceName string) (*resourceapi.DeviceClass, error) {
+	return createSelectorDeviceClass(ctx, fmt.Sprintf("device.driver == %q", driver), extendedResourceName)
+}
+
+// createSelectorDeviceClass is createDeviceClass for the devices that a CEL
+// expression selects.
+func createSelectorDeviceClass(ctx context.Context, expression, extendedResourceName string) (*resourceapi.DeviceClass, error) {
 	class, err := cluster.client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "draext-e2e-"},
 		Spec: resourceapi.DeviceClassSpec{
-			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", driver)}}},
+			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: expression}}},
 			ExtendedResourceName: ptr.To(extendedResourceName),
 		},
 	}, metav1.CreateOptions{})

@@ -108,6 +108,62 @@ var _ = Describe("Extended resources served by DRA against pods that stall the s
 			fmt.Sprintf(`cannot allocate devices for extended resources %[1]s (containers "a", "b"): 18 devices requested by container "a" (9 %[1]s) and container "b" (9 %[1]s), only 16 free devices match`, resourceName))
 	})
 
+	It("a pod that fits only if its requests of overlapping classes leave each other's devices alone is scheduled", Label("beyond-upstream", "row:overlapping"), func(ctx context.Context) {
+		requireAllowed(ctx,
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "deviceclasses"},
+			authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceslices"},
+		)
+		// A driver of the spec's own, which no kubelet plugin serves: the
+		// pod is bound but never starts, and the spec asks only whether
+		// the scheduler finds the allocation.
+		driver := spec.ns + ".overlap.example"
+		const devices, each = 24, 12
+		// The broad name sorts before the narrow one, and its container
+		// comes first, so that the claim's broad request comes first
+		// however a release orders the requests: an allocator that tries
+		// the devices in slice order then gives it the narrow devices.
+		broad := v1.ResourceName("example.com/a-" + spec.ns)
+		narrow := v1.ResourceName("example.com/b-" + spec.ns)
+		By(fmt.Sprintf("a ResourceSlice of driver %s with %d devices on node %s, of which the first %d are narrow", driver, devices, spec.draNode, each))
+		var overlapDevices []resourceapi.Device
+		for i := range devices {
+			overlapDevices = append(overlapDevices, resourceapi.Device{Name: fmt.Sprintf("d%d", i), Basic: &resourceapi.BasicDevice{
+				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"narrow": {BoolValue: ptr.To(i < each)}},
+			}})
+		}
+		createNodeSlice(ctx, driver, spec.draNode, overlapDevices)
+		By(fmt.Sprintf("DeviceClasses serving %s (every device of the driver) and %s (the narrow ones)", broad, narrow))
+		_, err := createDriverDeviceClass(ctx, driver, string(broad))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = createSelectorDeviceClass(ctx, fmt.Sprintf("device.driver == %q && device.attributes[%q].narrow", driver, driver), string(narrow))
+		Expect(err).NotTo(HaveOccurred())
+
+		By(fmt.Sprintf("a pod whose containers ask for %d %s and %d %s", each, broad, each, narrow))
+		pod, err := cluster.client.CoreV1().Pods(spec.ns).Create(ctx, extendedPod("overlap", spec.draNode, nil, []testContainer{
+			{name: "broad", requests: map[v1.ResourceName]int{broad: each}},
+			{name: "narrow", requests: map[v1.ResourceName]int{narrow: each}},
+		}), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		// One solution: the broad request on the other 12 devices. A
+		// search in slice order tries 1830270 sets of 12 devices for the
+		// broad request before it, and runs into filterTimeout (10 s) on
+		// the node at every attempt.
+		Eventually(ctx, func() (string, error) {
+			return scheduledMessage(ctx, spec.ns, pod.Name)
+		}).WithTimeout(time.Minute).Should(Equal("bound to "+spec.draNode), "PodScheduled of pod %s", pod.Name)
+		claim := spec.claims.extendedClaim(ctx, pod)
+		Expect(claim.Status.Allocation).NotTo(BeNil(), "claim %s of pod %s", claim.Name, pod.Name)
+		// Every device of the slice, each once: the narrow request can
+		// only have the narrow ones.
+		used := map[string]int{}
+		for _, result := range claim.Status.Allocation.Devices.Results {
+			Expect(result.Driver).To(Equal(driver), "device %s of claim %s", result.Device, claim.Name)
+			used[result.Device]++
+		}
+		Expect(used).To(HaveLen(devices), "devices of claim %s: %v", claim.Name, used)
+		Expect(claim.Status.Allocation.Devices.Results).To(HaveLen(devices), "devices of claim %s: each once", claim.Name)
+	})
+
 	It("kube-scheduler's DynamicResources filterTimeout bounds the search on a node", Label("row:filter-timeout"), func(ctx context.Context) {
 		if os.Getenv("E2E_CLUSTER_CTL") == "" {
 			skipOrFail("restart", "E2E_CLUSTER_CTL is not set: the spec restarts kube-scheduler with a configuration file (make e2e sets it for the local cluster)")
