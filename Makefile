@@ -35,7 +35,7 @@ export PREFIX
 export RELEASE_DIR
 export KEEP_KIND
 
-.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf fetch patches-apply patches-export patches-verify patches-bisect pr-branches generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst upstream-driver docker-up docker-down kind-base node-image kind-up kind-down
+.PHONY: help test unit verify e2e e2e-upstream upstream-table drills upgrade-test upstream-upgrade-test perf perf-upstream fetch patches-apply patches-export patches-verify patches-bisect pr-branches generate generate-check-base generate-verify build build-base build-upstream check-gates etcd driver-image staging staging-sums release release-check test-kind kind-upgrade-test kubectl-plugin clean-upstream clean cluster-deps up down migrate migrate-demo ctl demo start-latency quota-burst upstream-driver docker-up docker-down kind-base node-image kind-up kind-down
 
 ################################################################################
 # =================================== Help ====================================
@@ -78,6 +78,9 @@ upstream-upgrade-test: ## A draext cluster with pods running moved to stock 1.34
 
 perf: ## scheduler_perf: DRA extended resources next to claim-template and device-plugin baselines, throughput, CPU per pod by component, extension points (ROUNDS=5, WORKLOADS=, SCALING=1)
 	@bash scripts/test/perf.sh
+
+perf-upstream: ## scheduler_perf: draext beside stock v1.37.2 on v1.37.2's own extended resource workloads, measured the same way (ROUNDS=5, WORKLOADS=explicit implicit claimtemplate, REPORT=)
+	@bash scripts/test/perf-upstream.sh
 
 ################################################################################
 # ================================ The series =================================

@@ -24,7 +24,7 @@ errors() { grep -c '^ERROR: ' <<<"$1" || true; }
 # common.sh, with its errexit); prints stdout and stderr, then "rc=<status>".
 run_lib() {
 	local rc=0 out
-	out=$(bash -c "source '$HERE/cluster.sh'; source '$HERE/gomod.sh'; source '$HERE/series.sh'; source '$HERE/images.sh'; $1" 2>&1) || rc=$?
+	out=$(bash -c "source '$HERE/cluster.sh'; source '$HERE/gomod.sh'; source '$HERE/series.sh'; source '$HERE/images.sh'; source '$HERE/perfdata.sh'; $1" 2>&1) || rc=$?
 	printf '%s\nrc=%s\n' "$out" "$rc"
 }
 
@@ -311,6 +311,27 @@ if [[ $got == "$want"$'\n'*"ERROR: node_set_mode: mode 'sideways'"*"rc=1" && $(e
 	pass "node_mode: migrated modes recorded, defaults follow the cluster's size"
 else
 	fail "node_mode" "$got"
+fi
+
+# --- perfdata: perf_item, perf_per, perf_median ---------------------------------
+mkdir -p "$T/perf"
+cat >"$T/perf/BenchmarkPerfScheduling_x.json" <<'JSON'
+{"dataItems": [
+ {"labels": {"Metric": "CPUPerPod", "Component": "kube-scheduler"}, "data": {"PerPod": 4.5}},
+ {"labels": {"Metric": "CPUPerPod", "Component": "control plane"}, "data": {"PerPod": 15}},
+ {"labels": {"Metric": "SchedulingThroughput"}, "data": {"Average": 120.5}}
+]}
+JSON
+got=$(run_lib "perf_item '$T/perf' CPUPerPod PerPod 'Component=control plane'
+perf_item '$T/perf' SchedulingThroughput Average
+perf_item '$T/perf' CPUPerPod PerPod Component=etcd
+perf_per 4.5 0.9; perf_per 1 0; perf_per - 2
+printf '3\n-\n1\n2\n' | perf_median; printf '1\n4\n' | perf_median; printf -- '-\n' | perf_median")
+want=$'15\n120.5\n-\n5.0000\n-\n-\n2\n2.5\n-\nrc=0'
+if [[ $got == "$want" ]]; then
+	pass "perfdata: items by labels, ratios and medians that leave out what is not a number"
+else
+	fail "perfdata" "$got"
 fi
 
 printf '%d passed, %d failed\n' "$passed" "$failed"

@@ -39,6 +39,7 @@
 # Nothing else should build or run meanwhile: the numbers are only as
 # quiet as the machine.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/perfdata.sh"
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$ROUNDS'"
 [[ $SCALING == 0 || $SCALING == 1 ]] || die "SCALING must be 0 or 1, not '$SCALING'"
@@ -141,19 +142,7 @@ run_dir() { echo "$OUT/round$1/${2//\//_}"; }
 
 # item ROUND WORKLOAD METRIC FIELD [LABEL=VALUE...]: a value of the measured
 # operation's data items whose labels match ("-" if there is none).
-item() {
-	local v labels='{}' kv
-	for kv in "${@:5}"; do
-		labels=$(jq -c --arg k "${kv%%=*}" --arg v "${kv#*=}" '. + {($k): $v}' <<<"$labels")
-	done
-	v=$(jq -r --arg m "$3" --arg f "$4" --argjson l "$labels" \
-		'.dataItems[] | select(.labels.Metric == $m and (.labels as $have | all($l | to_entries[]; $have[.key] == .value))) | .data[$f] // empty' \
-		"$(run_dir "$1" "$2")"/*.json 2>/dev/null) || true
-	# The first value only, cut here rather than by a head that could kill
-	# jq with SIGPIPE (a failure under pipefail).
-	v=${v%%$'\n'*}
-	echo "${v:--}"
-}
+item() { perf_item "$(run_dir "$1" "$2")" "${@:3}"; }
 
 # The values that the tables show: NAME METRIC FIELD [LABEL=VALUE...].
 COMPONENTS=(kube-scheduler kube-apiserver etcd controllers runtime harness "control plane")
